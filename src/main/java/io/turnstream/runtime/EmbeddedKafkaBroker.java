@@ -1,0 +1,175 @@
+package io.turnstream.runtime;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+
+/**
+ * A real single-node KRaft broker (combined broker and controller) inside this JVM, with the
+ * replication and transaction-log settings one node needs. Used by {@code turnstream broker},
+ * by the demo and by every integration test. It can be stopped and started again on the same
+ * ports and data directory, which is how tests make the broker unavailable for a while.
+ */
+public final class EmbeddedKafkaBroker implements AutoCloseable {
+
+    private static final String HOST = "127.0.0.1";
+
+    private final Path dataDir;
+    private final int port;
+    private final int controllerPort;
+    private final Map<String, String> overrides;
+    private KafkaRaftServer server;
+
+    /**
+     * @param port the client port, 0 for a free one
+     * @param dataDir where logs and metadata live; formatted on first start, reused after
+     * @param overrides broker properties that win over the defaults
+     */
+    public EmbeddedKafkaBroker(int port, Path dataDir, Map<String, String> overrides) {
+        this.port = port == 0 ? freePort() : port;
+        this.controllerPort = freePort();
+        this.dataDir = dataDir;
+        this.overrides = Map.copyOf(overrides);
+    }
+
+    public EmbeddedKafkaBroker(int port, Path dataDir) {
+        this(port, dataDir, Map.of());
+    }
+
+    /** A broker on free ports in a fresh temporary directory. */
+    public static EmbeddedKafkaBroker onFreePort() {
+        try {
+            return new EmbeddedKafkaBroker(0, Files.createTempDirectory("turnstream-kafka"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public String bootstrapServers() {
+        return HOST + ":" + port;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** Formats the data directory if needed, starts the node and waits until it serves clients. */
+    public synchronized EmbeddedKafkaBroker start() {
+        if (server != null) {
+            return this;
+        }
+        KafkaConfig config = new KafkaConfig(brokerProperties());
+        format(config);
+        server = new KafkaRaftServer(config, Time.SYSTEM);
+        server.startup();
+        awaitReady(Duration.ofSeconds(60));
+        return this;
+    }
+
+    /** Controlled shutdown; the data directory stays, so {@link #start()} brings the same cluster back. */
+    public synchronized void stop() {
+        if (server != null) {
+            server.shutdown();
+            server.awaitShutdown();
+            server = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    private Properties brokerProperties() {
+        Properties p = new Properties();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", "1");
+        p.put("controller.quorum.voters", "1@" + HOST + ":" + controllerPort);
+        p.put("listeners", "PLAINTEXT://" + HOST + ":" + port + ",CONTROLLER://" + HOST + ":" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + port);
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("log.dirs", dataDir.resolve("logs").toString());
+        // One node: every internal topic has one replica, and transactions need an ISR of one.
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.num.partitions", "10");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.num.partitions", "10");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("auto.create.topics.enable", "false");
+        p.putAll(overrides);
+        return p;
+    }
+
+    private void format(KafkaConfig config) {
+        if (Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
+            return;
+        }
+        try {
+            new Formatter()
+                    .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
+                    .setNodeId(config.nodeId())
+                    .setClusterId(Uuid.randomUuid().toString())
+                    .setControllerListenerName("CONTROLLER")
+                    .setMetadataLogDirectory(config.metadataLogDir())
+                    .setDirectories(java.util.List.of(dataDir.resolve("logs").toString()))
+                    .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
+                    .run();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot format the broker data directory " + dataDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void awaitReady(Duration timeout) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = Admin.create(p)) {
+            while (true) {
+                try {
+                    if (!admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty()) {
+                        return;
+                    }
+                } catch (ExecutionException | TimeoutException notYet) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("broker did not become ready within " + timeout, notYet);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for the broker", e);
+                }
+            }
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(HOST, 0));
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no free port on " + HOST, e);
+        }
+    }
+}

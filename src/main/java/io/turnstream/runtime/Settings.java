@@ -1,0 +1,97 @@
+package io.turnstream.runtime;
+
+import io.turnstream.model.Topics;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.apache.kafka.clients.CommonClientConfigs;
+
+/**
+ * What every service is configured from, in increasing precedence: built-in defaults, a
+ * properties file ({@code --config}), the environment ({@code TURNSTREAM_BOOTSTRAP_SERVERS}) and
+ * command-line flags. Properties starting with {@code turnstream.} are ours; every other
+ * property (security, SASL, client tuning, Streams settings) passes through to Kafka untouched.
+ */
+public final class Settings {
+
+    public static final String BOOTSTRAP_ENV = "TURNSTREAM_BOOTSTRAP_SERVERS";
+    private static final String OWN_PREFIX = "turnstream.";
+
+    private final Properties all;
+
+    private Settings(Properties all) {
+        this.all = all;
+    }
+
+    /**
+     * @param configFile a properties file, or null
+     * @param bootstrapServers from the flag or the environment, or null to keep the file's
+     */
+    public static Settings load(Path configFile, String bootstrapServers) throws IOException {
+        Properties props = new Properties();
+        if (configFile != null) {
+            try (Reader reader = Files.newBufferedReader(configFile)) {
+                props.load(reader);
+            }
+        }
+        if (bootstrapServers != null && !bootstrapServers.isBlank()) {
+            props.setProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        }
+        return new Settings(props);
+    }
+
+    public static Settings of(Properties props) {
+        Properties copy = new Properties();
+        copy.putAll(props);
+        return new Settings(copy);
+    }
+
+    public Settings with(String key, String value) {
+        Properties copy = new Properties();
+        copy.putAll(all);
+        copy.setProperty(key, value);
+        return new Settings(copy);
+    }
+
+    public String bootstrapServers() {
+        return all.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+    }
+
+    public Topics topics() {
+        return Topics.from(all);
+    }
+
+    public String get(String key, String defaultValue) {
+        return all.getProperty(key, defaultValue);
+    }
+
+    public long getLong(String key, long defaultValue) {
+        String value = all.getProperty(key);
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            return Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'");
+        }
+    }
+
+    /** Everything for Kafka clients: all properties except Turnstream's own. */
+    public Properties kafkaProperties() {
+        Properties kafka = new Properties();
+        all.stringPropertyNames().stream()
+                .filter(name -> !name.startsWith(OWN_PREFIX))
+                .forEach(name -> kafka.setProperty(name, all.getProperty(name)));
+        return kafka;
+    }
+
+    /** Every property, Turnstream's and Kafka's. */
+    public Properties all() {
+        Properties copy = new Properties();
+        copy.putAll(all);
+        return copy;
+    }
+}
