@@ -1,0 +1,28 @@
+package io.turnstream.model;
+
+import java.io.IOException;
+
+/**
+ * How contract records are encoded on a topic. JSON is the default; every producer and consumer of
+ * the project goes through this interface so that a deployment can switch the encoding in one place.
+ */
+public interface WireFormat {
+
+    byte[] write(String topic, Object value);
+
+    /** Decodes a record; throws {@link IOException} with a readable reason when the bytes are not one. */
+    <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException;
+
+    /** UTF-8 JSON with the contract's field names, via {@link Json#MAPPER}. */
+    WireFormat JSON = new WireFormat() {
+        @Override
+        public byte[] write(String topic, Object value) {
+            return Json.toBytes(value);
+        }
+
+        @Override
+        public <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException {
+            return Json.fromBytes(bytes, type);
+        }
+    };
+}
