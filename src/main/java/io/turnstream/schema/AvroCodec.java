@@ -80,6 +80,9 @@ public final class AvroCodec {
     }
 
     private static Object toAvro(JsonNode node, Schema schema, String path) {
+        if (node == null && schema.getType() != Schema.Type.UNION && schema.getType() != Schema.Type.NULL) {
+            throw new IllegalArgumentException(path + " is required");
+        }
         return switch (schema.getType()) {
             case RECORD -> recordToAvro(node, schema, path);
             case UNION -> toAvro(node, unionBranch(node, schema, path), path);
