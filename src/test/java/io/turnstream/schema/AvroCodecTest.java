@@ -7,8 +7,10 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.stream.Stream;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericRecord;
@@ -78,7 +80,7 @@ class AvroCodecTest {
     @Test
     void aPayloadTypeNoBranchListsIsRefused() {
         UpsertEnvelope unknown = new UpsertEnvelope("e", 1, "turn-1", 1, "turn_event",
-                new io.turnstream.model.UITurnEvent("turn_paused", "turn-1", "thread-1", null, null, null, null, null));
+                new UITurnEvent("turn_paused", "turn-1", "thread-1", null, null, null, null, null));
 
         assertThatThrownBy(() -> AvroCodec.encode(unknown, AvroSchemas.of(UpsertEnvelope.class)))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -88,7 +90,7 @@ class AvroCodecTest {
     @Test
     void bytesThatAreNotAvroAreAnIoErrorWithTheSchemaName() {
         Schema schema = AvroSchemas.of(ToolCall.class);
-        byte[] truncated = java.util.Arrays.copyOf(AvroCodec.encode(ContractSamples.toolCalls().get(0), schema), 10);
+        byte[] truncated = Arrays.copyOf(AvroCodec.encode(ContractSamples.toolCalls().get(0), schema), 10);
 
         assertThatThrownBy(() -> AvroCodec.decode(truncated, 0, truncated.length, schema, schema, ToolCall.class))
                 .isInstanceOf(IOException.class)

@@ -13,6 +13,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayList;
 import java.util.List;
@@ -100,7 +101,7 @@ final class ContractSamples {
                 ErrorInfo.of("TURN_TIMEOUT", "no event for 300 s"));
     }
 
-    static UpsertEnvelope envelope(long seq, io.turnstream.model.UiPayload payload) {
+    static UpsertEnvelope envelope(long seq, UiPayload payload) {
         String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
         return new UpsertEnvelope("evt-" + payload.turnId() + "-" + seq, T + seq, payload.turnId(), seq, payloadType, payload);
     }
