@@ -19,8 +19,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
 final class ItemBuffer {
 
     private static final byte UTF_8 = 0;
-    /** Deltas holding a lone surrogate (an emoji split across deltas) are kept in UTF-16 to stay lossless. */
-    private static final byte UTF_16 = 1;
+    /**
+     * Deltas holding a lone surrogate (an emoji split across deltas) are kept as raw UTF-16 code
+     * units: a charset would replace the lone half, and the pair would be lost when rejoined.
+     */
+    private static final byte CODE_UNITS = 1;
 
     private final KeyValueStore<Bytes, byte[]> chunks;
     private final Map<Long, Stats> stats = new HashMap<>();
@@ -85,15 +88,20 @@ final class ItemBuffer {
 
     private static byte[] encode(String delta) {
         boolean wellFormed = delta.codePoints().noneMatch(c -> c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE);
-        byte[] text = delta.getBytes(wellFormed ? StandardCharsets.UTF_8 : StandardCharsets.UTF_16BE);
-        byte[] value = new byte[text.length + 1];
-        value[0] = wellFormed ? UTF_8 : UTF_16;
-        System.arraycopy(text, 0, value, 1, text.length);
-        return value;
+        if (wellFormed) {
+            byte[] text = delta.getBytes(StandardCharsets.UTF_8);
+            return ByteBuffer.allocate(text.length + 1).put(UTF_8).put(text).array();
+        }
+        ByteBuffer units = ByteBuffer.allocate(1 + 2 * delta.length()).put(CODE_UNITS);
+        delta.chars().forEach(c -> units.putChar((char) c));
+        return units.array();
     }
 
     private static String decode(byte[] value) {
-        return new String(value, 1, value.length - 1, value[0] == UTF_8 ? StandardCharsets.UTF_8 : StandardCharsets.UTF_16BE);
+        if (value[0] == UTF_8) {
+            return new String(value, 1, value.length - 1, StandardCharsets.UTF_8);
+        }
+        return ByteBuffer.wrap(value, 1, value.length - 1).slice().asCharBuffer().toString();
     }
 
     /** Chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
