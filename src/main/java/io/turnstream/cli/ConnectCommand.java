@@ -51,32 +51,42 @@ public final class ConnectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        ConnectWorker running;
+        try {
+            running = start();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("turnstream connect: " + e.getMessage());
+            return 1;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(running::close, "connect-shutdown"));
+        running.awaitStop();
+        return 0;
+    }
+
+    /**
+     * Starts the worker and deploys the sink, returning once the connector and its tasks run; the
+     * caller stops the worker.
+     *
+     * @throws IllegalArgumentException when the configuration is incomplete or Connect rejects it
+     * @throws IllegalStateException when the connector fails to start
+     */
+    public ConnectWorker start() throws Exception {
         Settings settings = Settings.load(config, bootstrapServers);
         Map<String, String> env = System.getenv();
-        Map<String, String> worker = ItemStateSink.workerConfig(workerConfig, settings);
-        Map<String, String> connector;
-        try {
-            connector = ItemStateSink.connectorConfig(connectorConfig, settings, jdbcUrl, jdbcUser, env);
-        } catch (IllegalArgumentException e) {
-            System.err.println("turnstream connect: " + e.getMessage());
-            return 2;
-        }
+        Map<String, String> connector = ItemStateSink.connectorConfig(connectorConfig, settings, jdbcUrl, jdbcUser, env);
         if (createTable) {
             ItemStateSink.createTable(connector.get("connection.url"), connector.get("connection.username"),
                     env.get(ItemStateSink.JDBC_PASSWORD_ENV));
         }
-        ConnectWorker running = ConnectWorker.start(worker);
-        Runtime.getRuntime().addShutdownHook(new Thread(running::close, "connect-shutdown"));
+        ConnectWorker worker = ConnectWorker.start(ItemStateSink.workerConfig(workerConfig, settings));
         try {
-            running.deploy(connector, Duration.ofMinutes(2));
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            System.err.println("turnstream connect: " + e.getMessage());
-            running.close();
-            return 1;
+            worker.deploy(connector, Duration.ofMinutes(2));
+        } catch (Exception e) {
+            worker.close();
+            throw e;
         }
-        System.out.println("connector " + connector.get("name") + " running: " + connector.get("topics") + " -> "
-                + connector.get("connection.url") + "; worker REST API at " + running.restUrl());
-        running.awaitStop();
-        return 0;
+        System.out.println("connector " + connector.get("name") + " running: " + connector.get("topics")
+                + " -> table " + connector.get("collection.name.format") + "; worker REST API at " + worker.restUrl());
+        return worker;
     }
 }

@@ -30,7 +30,7 @@ import org.apache.avro.SchemaParseException;
  * ({@code POST /subjects/{s}}), fetch by id ({@code GET /schemas/ids/{id}}), and error bodies
  * {@code {"error_code":..,"message":..}}.
  */
-final class FakeSchemaRegistry implements AutoCloseable {
+public final class FakeSchemaRegistry implements AutoCloseable {
 
     private static final Pattern REGISTER = Pattern.compile("/subjects/([^/]+)/versions");
     private static final Pattern LOOKUP = Pattern.compile("/subjects/([^/]+)");
@@ -51,7 +51,7 @@ final class FakeSchemaRegistry implements AutoCloseable {
         server.start();
     }
 
-    static FakeSchemaRegistry start() throws IOException {
+    public static FakeSchemaRegistry start() throws IOException {
         return new FakeSchemaRegistry(null);
     }
 
@@ -60,17 +60,17 @@ final class FakeSchemaRegistry implements AutoCloseable {
         return new FakeSchemaRegistry(userInfo);
     }
 
-    String url() {
+    public String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
     /** How many requests of a kind ("register", "lookup", "byId") the registry answered. */
-    int requests(String kind) {
+    public int requests(String kind) {
         return requestCounts.getOrDefault(kind, new AtomicInteger()).get();
     }
 
     /** Registers directly, as another producer or an operator would. */
-    synchronized int register(String subject, Schema schema) {
+    public synchronized int register(String subject, Schema schema) {
         List<Integer> versions = versionsBySubject.computeIfAbsent(subject, s -> new ArrayList<>());
         for (int id : versions) {
             if (schemasById.get(id).equals(schema)) {
