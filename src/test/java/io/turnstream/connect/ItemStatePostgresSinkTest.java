@@ -154,12 +154,13 @@ class ItemStatePostgresSinkTest {
     }
 
     @Test
-    void aRecordThatIsNotAnEnvelopeGoesToTheDeadLetterTopicAndTheSinkCarriesOn() throws Exception {
+    void aRecordThatIsNotAnEnvelopeGoesToTheDeadLetterTopicAndTheSinkCarriesOnPastItAndATombstone() throws Exception {
         String turn = "turn-" + UUID.randomUUID();
         UpsertEnvelope started = new UpsertEnvelope("evt-1", 1_760_000_000_000L, turn, 1, UpsertEnvelope.TURN_EVENT,
                 new UITurnEvent(UITurnEvent.TURN_STARTED, turn, "thread-1", "m", "p", null, null, null));
 
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), turn + "/broken", "{not json".getBytes(StandardCharsets.UTF_8)));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), turn + "/gone", null));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), turn + "/turn", Json.toBytes(started))).get();
 
         await().atMost(PATIENCE).untilAsserted(() ->
