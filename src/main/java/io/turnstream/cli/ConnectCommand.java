@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.apache.kafka.common.config.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -54,7 +55,7 @@ public final class ConnectCommand implements Callable<Integer> {
         ConnectWorker running;
         try {
             running = start();
-        } catch (IllegalArgumentException | IllegalStateException e) {
+        } catch (IllegalArgumentException | IllegalStateException | ConfigException e) {
             System.err.println("turnstream connect: " + e.getMessage());
             return 1;
         }
@@ -68,6 +69,7 @@ public final class ConnectCommand implements Callable<Integer> {
      * caller stops the worker.
      *
      * @throws IllegalArgumentException when the configuration is incomplete or Connect rejects it
+     * @throws ConfigException when the worker config is invalid
      * @throws IllegalStateException when the connector fails to start
      */
     public ConnectWorker start() throws Exception {

@@ -15,6 +15,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -116,6 +117,7 @@ public final class ItemStateSink {
     }
 
     private static void requireEnvironment(Map<String, String> config, Map<String, String> env) {
+        List<String> missing = new ArrayList<>();
         for (Map.Entry<String, String> entry : Map.copyOf(config).entrySet()) {
             Matcher reference = ENV_REFERENCE.matcher(entry.getValue());
             while (reference.find()) {
@@ -126,10 +128,12 @@ public final class ItemStateSink {
                 if (entry.getKey().equals(PASSWORD)) {
                     config.remove(PASSWORD);
                 } else {
-                    throw new IllegalArgumentException(entry.getKey() + " needs the environment variable " + variable
-                            + hint(entry.getKey()));
+                    missing.add(entry.getKey() + " needs the environment variable " + variable + hint(entry.getKey()));
                 }
             }
+        }
+        if (!missing.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", missing.stream().sorted().toList()));
         }
     }
 

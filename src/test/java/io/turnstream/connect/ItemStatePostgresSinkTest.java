@@ -57,6 +57,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -99,12 +100,14 @@ class ItemStatePostgresSinkTest {
 
     @AfterAll
     static void stopEverything() throws Exception {
-        for (AutoCloseable part : new AutoCloseable[] {producer, () -> jsonTopology.close(Duration.ofSeconds(30)),
+        for (AutoCloseable part : new AutoCloseable[] {producer,
+                jsonTopology == null ? null : () -> jsonTopology.close(Duration.ofSeconds(30)),
                 worker, registry, postgres, broker}) {
             if (part != null) {
                 part.close();
             }
         }
+        Utils.delete(workDir.toFile());
     }
 
     @Test

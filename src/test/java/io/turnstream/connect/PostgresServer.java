@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * A real Postgres cluster of its own for a test class: {@code initdb} into a temporary directory and
@@ -65,11 +66,7 @@ final class PostgresServer implements AutoCloseable {
     @Override
     public void close() throws IOException, InterruptedException {
         asPostgres(List.of(bin.resolve("pg_ctl").toString(), "-D", data(), "-m", "immediate", "-w", "stop"));
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path path : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        }
+        Utils.delete(dir.toFile());
     }
 
     private String jdbcUrl(String database) {
