@@ -4,6 +4,7 @@ import io.turnstream.connect.ConnectWorker;
 import io.turnstream.connect.ItemStateSink;
 import io.turnstream.runtime.Settings;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -70,15 +71,18 @@ public final class ConnectCommand implements Callable<Integer> {
      *
      * @throws IllegalArgumentException when the configuration is incomplete or Connect rejects it
      * @throws ConfigException when the worker config is invalid
-     * @throws IllegalStateException when the connector fails to start
+     * @throws IllegalStateException when the table cannot be created or the connector fails to start
      */
     public ConnectWorker start() throws Exception {
         Settings settings = Settings.load(config, bootstrapServers);
         Map<String, String> env = System.getenv();
         Map<String, String> connector = ItemStateSink.connectorConfig(connectorConfig, settings, jdbcUrl, jdbcUser, env);
         if (createTable) {
-            ItemStateSink.createTable(connector.get("connection.url"), connector.get("connection.username"),
-                    env.get(ItemStateSink.JDBC_PASSWORD_ENV));
+            try {
+                ItemStateSink.createTable(connector, env);
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot create the table: " + e.getMessage(), e);
+            }
         }
         ConnectWorker worker = ConnectWorker.start(ItemStateSink.workerConfig(workerConfig, settings));
         try {

@@ -100,13 +100,18 @@ public final class ItemStateSink {
         return config;
     }
 
-    /** Creates the sink's table and index when missing ({@code connectors/item-state-table.sql}). */
-    public static void createTable(String jdbcUrl, String user, String password) throws SQLException, IOException {
+    /**
+     * Creates the sink's table and index when missing ({@code connectors/item-state-table.sql}),
+     * connecting as the connector will: its URL, user and password, {@code ${env:NAME}} resolved.
+     */
+    public static void createTable(Map<String, String> connectorConfig, Map<String, String> env)
+            throws SQLException, IOException {
         String ddl;
         try (InputStream in = resource(TABLE_DDL)) {
             ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        try (Connection connection = DriverManager.getConnection(jdbcUrl, user, password);
+        try (Connection connection = DriverManager.getConnection(resolve(connectorConfig.get("connection.url"), env),
+                resolve(connectorConfig.get("connection.username"), env), resolve(connectorConfig.get(PASSWORD), env));
              Statement statement = connection.createStatement()) {
             for (String sql : ddl.replaceAll("--[^\n]*", "").split(";")) {
                 if (!sql.isBlank()) {
@@ -114,6 +119,11 @@ public final class ItemStateSink {
                 }
             }
         }
+    }
+
+    private static String resolve(String value, Map<String, String> env) {
+        return value == null ? null
+                : ENV_REFERENCE.matcher(value).replaceAll(reference -> Matcher.quoteReplacement(env.get(reference.group(1))));
     }
 
     private static void requireEnvironment(Map<String, String> config, Map<String, String> env) {
