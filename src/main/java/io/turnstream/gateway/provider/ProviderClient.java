@@ -14,7 +14,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -142,8 +141,8 @@ public final class ProviderClient {
         String text = "the provider answered HTTP " + status + (message != null ? ": " + message : "");
         boolean overloaded = status == 529 || ErrorCodes.overloadedType(type);
         boolean retryable = status == 408 || status == 409 || status == 429 || status >= 500 || overloaded;
-        return new StepOutcome(StepOutcome.Status.ERROR, null, null, List.of(), Json.MAPPER.createArrayNode(),
-                ErrorInfo.of(code, text), retryable, overloaded, retryAfter(headers), items.published());
+        return StepOutcome.refused(ErrorInfo.of(code, text), retryable, overloaded, retryAfter(headers),
+                items.published());
     }
 
     /** {@code retry-after-ms} (OpenAI) or {@code retry-after} in seconds; HTTP dates are ignored. */

@@ -2,6 +2,7 @@ package io.turnstream.gateway.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.Json;
 import io.turnstream.model.StreamPayload.Usage;
 import java.time.Duration;
 import java.util.List;
@@ -40,6 +41,19 @@ public record StepOutcome(Status status, String finishReason, Usage usage, List<
 
     public StepOutcome {
         toolCalls = List.copyOf(toolCalls);
+    }
+
+    /** A step cancelled before anything was streamed (while waiting to retry, say). */
+    public static StepOutcome abortedBeforeStream() {
+        return new StepOutcome(Status.ABORTED, null, null, List.of(), Json.MAPPER.createArrayNode(), null, false, false,
+                null, 0);
+    }
+
+    /** A step the provider refused before streaming (an HTTP error status). */
+    public static StepOutcome refused(ErrorInfo error, boolean retryable, boolean overloaded, Duration retryAfter,
+                                      int itemsPublished) {
+        return new StepOutcome(Status.ERROR, null, null, List.of(), Json.MAPPER.createArrayNode(), error, retryable,
+                overloaded, retryAfter, itemsPublished);
     }
 
     public boolean canRetry() {

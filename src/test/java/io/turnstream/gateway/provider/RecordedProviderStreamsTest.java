@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.sse.SseEvent;
+import io.turnstream.gateway.sse.SseFormat;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemTypes;
@@ -18,6 +19,7 @@ import io.turnstream.model.StreamPayload.ItemDone;
 import io.turnstream.model.StreamPayload.ItemStart;
 import io.turnstream.model.StreamPayload.Usage;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -385,14 +387,9 @@ class RecordedProviderStreamsTest {
     }
 
     private static byte[] firstEvents(String fixture, int count) {
-        StringBuilder body = new StringBuilder();
-        for (SseEvent event : events(RecordedStreams.bytes(fixture)).subList(0, count)) {
-            if (event.event() != null) {
-                body.append("event: ").append(event.event()).append('\n');
-            }
-            body.append("data: ").append(event.data()).append("\n\n");
-        }
-        return body.toString().getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        events(RecordedStreams.bytes(fixture)).subList(0, count).forEach(e -> body.writeBytes(SseFormat.format(e)));
+        return body.toByteArray();
     }
 
     private static String itemId(StreamPayload payload) {
