@@ -25,6 +25,9 @@ public final class GatewayServer implements AutoCloseable {
         void register(RoutesConfig routes);
     }
 
+    /** Marks a response an {@link ApiError} already wrote, so the 404 mapper leaves it alone. */
+    private static final String ANSWERED = "turnstream.answered";
+
     private final Javalin app;
     private final String host;
 
@@ -40,13 +43,16 @@ public final class GatewayServer implements AutoCloseable {
             config.startup.showOldJavalinVersionWarning = false;
             config.jsonMapper(new JavalinJackson(Json.MAPPER, false));
             config.http.defaultContentType = "application/json";
-            config.routes.exception(ApiError.class, (e, ctx) -> ctx.status(e.status()).json(error(e.getMessage())));
+            config.routes.exception(ApiError.class, (e, ctx) -> {
+                ctx.attribute(ANSWERED, true);
+                ctx.status(e.status()).json(error(e.getMessage()));
+            });
             config.routes.exception(Exception.class, (e, ctx) -> {
                 LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
                 ctx.status(500).json(error("internal error; see the gateway's log"));
             });
             config.routes.error(404, ctx -> {
-                if (ctx.result() == null || ctx.result().isEmpty()) {
+                if (ctx.attribute(ANSWERED) == null) {
                     ctx.json(error("no route " + ctx.method() + " " + ctx.path()));
                 }
             });

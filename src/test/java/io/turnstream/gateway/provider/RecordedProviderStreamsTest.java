@@ -1,8 +1,12 @@
 package io.turnstream.gateway.provider;
 
+import static io.turnstream.gateway.ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows;
+import static io.turnstream.gateway.ItemInvariants.assertFinalContentIsTheStreamedText;
+import static io.turnstream.gateway.ItemInvariants.shape;
 import static io.turnstream.gateway.provider.RecordedStreams.STEP;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
@@ -24,7 +28,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -290,36 +293,7 @@ class RecordedProviderStreamsTest {
 
     // ---- invariants ----
 
-    private static void assertEveryStartedItemIsClosedOnceAndNothingFollows(List<StreamPayload> payloads) {
-        Set<String> started = new HashSet<>();
-        Set<String> closed = new HashSet<>();
-        for (StreamPayload payload : payloads) {
-            String id = itemId(payload);
-            if (payload instanceof ItemStart) {
-                assertThat(started.add(id)).as("item %s started once", id).isTrue();
-            } else {
-                assertThat(started).as("%s of a started item", payload.type()).contains(id);
-                assertThat(closed).as("nothing after %s is closed", id).doesNotContain(id);
-                if (!(payload instanceof ItemDelta)) {
-                    closed.add(id);
-                }
-            }
-        }
-        assertThat(closed).as("every started item is closed").isEqualTo(started);
-    }
 
-    private static void assertFinalContentIsTheStreamedText(List<StreamPayload> payloads) {
-        Map<String, StringBuilder> streamed = new HashMap<>();
-        for (StreamPayload payload : payloads) {
-            if (payload instanceof ItemStart start) {
-                streamed.put(start.itemId(), new StringBuilder(start.initialContent() == null ? "" : start.initialContent()));
-            } else if (payload instanceof ItemDelta delta) {
-                streamed.get(delta.itemId()).append(delta.deltaContent());
-            } else if (payload instanceof ItemDone done && done.finalItem().content() != null) {
-                assertThat(done.finalItem().content()).isEqualTo(streamed.get(done.itemId()).toString());
-            }
-        }
-    }
 
     private static void assertToolArgumentsParse(List<StreamPayload> payloads) {
         for (StreamPayload payload : payloads) {
@@ -392,42 +366,7 @@ class RecordedProviderStreamsTest {
         return body.toByteArray();
     }
 
-    private static String itemId(StreamPayload payload) {
-        if (payload instanceof ItemStart p) {
-            return p.itemId();
-        } else if (payload instanceof ItemDelta p) {
-            return p.itemId();
-        } else if (payload instanceof ItemDone p) {
-            return p.itemId();
-        } else if (payload instanceof StreamPayload.ItemError p) {
-            return p.itemId();
-        } else if (payload instanceof StreamPayload.ItemCancelled p) {
-            return p.itemId();
-        }
-        throw new IllegalArgumentException("not an item payload: " + payload);
-    }
 
-    /** Payload types and ids, with runs of deltas counted: for long recordings. */
-    private static List<String> shape(List<StreamPayload> payloads) {
-        List<String> lines = new ArrayList<>();
-        int deltas = 0;
-        String deltaItem = null;
-        for (StreamPayload payload : payloads) {
-            if (payload instanceof ItemDelta delta) {
-                deltas++;
-                deltaItem = delta.itemId();
-                continue;
-            }
-            if (deltas > 0) {
-                lines.add("item_delta " + deltaItem + " x" + deltas);
-                deltas = 0;
-            }
-            String type = payload instanceof ItemStart s ? " " + s.itemType()
-                    : payload instanceof ItemDone d ? " " + d.finalItem().type() : "";
-            lines.add(payload.type() + " " + itemId(payload) + type);
-        }
-        return lines;
-    }
 
     private static String finalContent(List<StreamPayload> payloads, String itemId) {
         return payloads.stream().filter(p -> p instanceof ItemDone d && d.itemId().equals(itemId))
