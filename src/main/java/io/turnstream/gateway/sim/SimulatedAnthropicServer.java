@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -158,7 +159,9 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
 
         int index = 0;
         for (SimulatedReply.Block block : reply.blocks()) {
-            if (!streamBlock(out, "toolu_sim_" + messageNumber + "_", index++, block)) {
+            // call ids must be unique across turns: llm.tool-results may be compacted by call id
+            String toolIdPrefix = "toolu_sim_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20) + "_";
+            if (!streamBlock(out, toolIdPrefix, index++, block)) {
                 holdUntilClosed();
                 return;
             }
