@@ -39,7 +39,13 @@ public final class GatewayCommand implements Callable<Integer> {
         if (port != null) {
             settings = settings.with(GatewayConfig.PREFIX + "port", String.valueOf(port));
         }
-        Gateway gateway = Gateway.start(settings);
+        Gateway gateway;
+        try {
+            gateway = Gateway.start(settings);
+        } catch (RuntimeException e) {
+            System.err.println("gateway: cannot start: " + e.getMessage());
+            return 1;
+        }
         System.out.println("gateway listening on " + gateway.baseUrl());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -60,16 +60,22 @@ public final class Gateway implements AutoCloseable {
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, WireFormat.JSON);
+        TurnInbox startedInbox = null;
         try {
-            this.inbox = new TurnInbox(settings.kafkaProperties(), topics, WireFormat.JSON, registry, metrics);
+            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, WireFormat.JSON, registry, metrics);
+            List<GatewayServer.Routes> routes = new ArrayList<>();
+            routes.add(new TurnsApi(this));
+            routes.addAll(extraRoutes);
+            this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
+            if (startedInbox != null) {
+                startedInbox.close();
+            }
             producer.close();
+            watchdog.close();
             throw e;
         }
-        List<GatewayServer.Routes> routes = new ArrayList<>();
-        routes.add(new TurnsApi(this));
-        routes.addAll(extraRoutes);
-        this.server = GatewayServer.start(config.host(), config.port(), routes);
+        this.inbox = startedInbox;
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 

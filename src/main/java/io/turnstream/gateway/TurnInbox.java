@@ -122,12 +122,18 @@ final class TurnInbox implements AutoCloseable {
             if (record.topic().equals(topics.toolResults())) {
                 ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
                 String turnId = result.turnId() != null ? result.turnId() : record.key();
+                if (turnId == null || result.callId() == null) {
+                    throw new IOException("a tool result needs a turn id (or key) and a call id");
+                }
                 if (registry.deliver(turnId, result)) {
                     metrics.increment(GatewayMetrics.Counter.TOOL_RESULTS_RECEIVED);
                 }
             } else {
                 ControlMessage command = format.read(record.topic(), record.value(), ControlMessage.class);
                 String turnId = command.turnId() != null ? command.turnId() : record.key();
+                if (turnId == null) {
+                    throw new IOException("a control command needs a turn id (or key)");
+                }
                 if (ControlMessage.CANCEL.equals(command.type()) && registry.cancel(turnId, command.reason())) {
                     LOG.info("turn {} cancelled through {}: {}", turnId, topics.control(), command.reason());
                 }

@@ -18,6 +18,8 @@ import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Makes one streamed model call over HTTP and reads it through the adapter's normalizer. Never
@@ -25,6 +27,8 @@ import java.util.concurrent.ExecutionException;
  * {@link StepOutcome}, with open items closed. Retrying is the caller's decision.
  */
 public final class ProviderClient {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ProviderClient.class);
 
     private static final int ERROR_BODY_LIMIT = 64 * 1024;
 
@@ -77,6 +81,11 @@ public final class ProviderClient {
                 return stream(normalizer, watched, cancel);
             } catch (IOException e) {
                 return broken(normalizer, cancel, watched.stalled(), e);
+            } catch (RuntimeException bug) {
+                // a defect in reading an event must end this step, not the turn's thread
+                LOG.error("cannot process the provider's stream", bug);
+                return normalizer.interrupt(StepOutcome.Status.ERROR, ErrorInfo.of(ErrorCodes.INTERNAL,
+                        "the gateway could not process the provider's stream: " + describe(bug)), false);
             }
         } catch (IOException closing) {
             return normalizer.end();

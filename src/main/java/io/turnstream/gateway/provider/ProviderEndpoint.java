@@ -15,6 +15,15 @@ public record ProviderEndpoint(String baseUrl, String apiKey) {
             throw new IllegalArgumentException("a provider base URL is required");
         }
         baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+        URI uri;
+        try {
+            uri = URI.create(baseUrl);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("provider base URL '" + baseUrl + "' is not a URL: " + e.getMessage());
+        }
+        if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new IllegalArgumentException("provider base URL '" + baseUrl + "' must be an http or https URL");
+        }
     }
 
     public URI resolve(String path) {
