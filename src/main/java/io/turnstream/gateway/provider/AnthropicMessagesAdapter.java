@@ -14,29 +14,16 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
     static final String API_VERSION = "2023-06-01";
 
     @Override
-    public String id() {
-        return ID;
-    }
-
-    @Override
     public HttpRequest.Builder request(ModelRequest request, ProviderEndpoint endpoint) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        body.put("model", request.model());
+        ObjectNode body = ProviderAdapter.streamingBody(request.model());
         body.put("max_tokens", request.maxTokens());
-        body.put("stream", true);
         if (request.system() != null) {
             body.put("system", request.system());
         }
         Conversation.render(request.conversation(), new MessagesRenderer(body.putArray("messages")));
         if (!request.tools().isEmpty()) {
             ArrayNode tools = body.putArray("tools");
-            for (ToolDefinition tool : request.tools()) {
-                ObjectNode t = tools.addObject().put("name", tool.name());
-                if (tool.description() != null) {
-                    t.put("description", tool.description());
-                }
-                t.set("input_schema", tool.parameters());
-            }
+            ProviderAdapter.renderTools(request.tools(), tools::addObject, "input_schema");
         }
         if (request.thinkingBudget() != null) {
             body.putObject("thinking").put("type", "enabled").put("budget_tokens", request.thinkingBudget());

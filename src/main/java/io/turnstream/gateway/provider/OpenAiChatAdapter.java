@@ -3,7 +3,6 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.turnstream.model.Json;
 import java.net.http.HttpRequest;
 import java.util.List;
 
@@ -16,15 +15,8 @@ public final class OpenAiChatAdapter implements ProviderAdapter {
     public static final String ID = "openai-chat";
 
     @Override
-    public String id() {
-        return ID;
-    }
-
-    @Override
     public HttpRequest.Builder request(ModelRequest request, ProviderEndpoint endpoint) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        body.put("model", request.model());
-        body.put("stream", true);
+        ObjectNode body = ProviderAdapter.streamingBody(request.model());
         body.putObject("stream_options").put("include_usage", true);
         ArrayNode messages = body.putArray("messages");
         if (request.system() != null) {
@@ -33,14 +25,8 @@ public final class OpenAiChatAdapter implements ProviderAdapter {
         Conversation.render(request.conversation(), new MessagesRenderer(messages));
         if (!request.tools().isEmpty()) {
             ArrayNode tools = body.putArray("tools");
-            for (ToolDefinition tool : request.tools()) {
-                ObjectNode function = tools.addObject().put("type", "function").putObject("function")
-                        .put("name", tool.name());
-                if (tool.description() != null) {
-                    function.put("description", tool.description());
-                }
-                function.set("parameters", tool.parameters());
-            }
+            ProviderAdapter.renderTools(request.tools(),
+                    () -> tools.addObject().put("type", "function").putObject("function"), "parameters");
         }
         return OpenAiAuth.authorize(ProviderAdapter.jsonPost(endpoint.resolve("/chat/completions"), body), endpoint);
     }

@@ -3,7 +3,6 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.turnstream.model.Json;
 import java.net.http.HttpRequest;
 import java.util.HashSet;
 import java.util.List;
@@ -18,28 +17,15 @@ public final class OpenAiResponsesAdapter implements ProviderAdapter {
     public static final String ID = "openai";
 
     @Override
-    public String id() {
-        return ID;
-    }
-
-    @Override
     public HttpRequest.Builder request(ModelRequest request, ProviderEndpoint endpoint) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        body.put("model", request.model());
-        body.put("stream", true);
+        ObjectNode body = ProviderAdapter.streamingBody(request.model());
         if (request.system() != null) {
             body.put("instructions", request.system());
         }
         Conversation.render(request.conversation(), new InputRenderer(body.putArray("input")));
         if (!request.tools().isEmpty()) {
             ArrayNode tools = body.putArray("tools");
-            for (ToolDefinition tool : request.tools()) {
-                ObjectNode t = tools.addObject().put("type", "function").put("name", tool.name());
-                if (tool.description() != null) {
-                    t.put("description", tool.description());
-                }
-                t.set("parameters", tool.parameters());
-            }
+            ProviderAdapter.renderTools(request.tools(), () -> tools.addObject().put("type", "function"), "parameters");
         }
         return OpenAiAuth.authorize(ProviderAdapter.jsonPost(endpoint.resolve("/responses"), body), endpoint);
     }

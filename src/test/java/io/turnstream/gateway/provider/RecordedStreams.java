@@ -74,6 +74,13 @@ final class RecordedStreams implements AutoCloseable {
         return new OpenAiResponsesAdapter();
     }
 
+    private static String providerId(ProviderAdapter adapter) {
+        if (adapter instanceof AnthropicMessagesAdapter) {
+            return AnthropicMessagesAdapter.ID;
+        }
+        return adapter instanceof OpenAiChatAdapter ? OpenAiChatAdapter.ID : OpenAiResponsesAdapter.ID;
+    }
+
     static byte[] bytes(String fixture) {
         try (InputStream in = RecordedStreams.class.getResourceAsStream("/provider-sse/" + fixture)) {
             if (in == null) {
@@ -97,7 +104,7 @@ final class RecordedStreams implements AutoCloseable {
     Played play(String name, byte[] body, ProviderAdapter adapter, ModelRequest request) {
         String baseUrl = server.register(name, body);
         List<StreamPayload> payloads = new ArrayList<>();
-        StepItems items = new StepItems(STEP, adapter.id(), payloads::add);
+        StepItems items = new StepItems(STEP, providerId(adapter), payloads::add);
         ProviderClient client = new ProviderClient(http, watchdog, Duration.ofSeconds(20));
         StepOutcome outcome = client.call(adapter, new ProviderEndpoint(baseUrl, "test-key"), request, items,
                 new CancelSignal());
