@@ -25,6 +25,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,57 +39,61 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class TopologyAcceptsRecordedStreamsTest {
 
-    private static final String RUN = RecordedStreams.RUN;
+    private static final TopologyConfig CONFIG = TopologyConfig.defaults();
 
     private static RecordedStreams streams;
+    private static TopologyTestDriver driver;
+    private static TestInputTopic<String, byte[]> rawEvents;
+    private static TestOutputTopic<String, byte[]> upserts;
+    private static TestOutputTopic<String, byte[]> deadLetters;
 
     @BeforeAll
-    static void startServer() {
+    static void start() throws IOException {
         streams = new RecordedStreams();
+        driver = new TopologyTestDriver(UpsertTopology.build(CONFIG), properties(), Instant.ofEpochMilli(1_000_000));
+        rawEvents = driver.createInputTopic(CONFIG.topics().rawEvents(), new StringSerializer(), new ByteArraySerializer());
+        upserts = driver.createOutputTopic(CONFIG.topics().upserts(), new StringDeserializer(), new ByteArrayDeserializer());
+        deadLetters = driver.createOutputTopic(CONFIG.topics().deadLetters(), new StringDeserializer(),
+                new ByteArrayDeserializer());
     }
 
     @AfterAll
-    static void stopServer() {
+    static void stop() {
+        driver.close();
         streams.close();
     }
 
     @ParameterizedTest
     @MethodSource("io.turnstream.gateway.provider.RecordedStreams#all")
-    void everyNormalisedStreamBecomesUpsertsWithoutDeadLetters(String fixture) throws IOException {
+    void everyNormalisedStreamBecomesUpsertsWithoutDeadLetters(String fixture) {
         RecordedStreams.Played played = streams.play(fixture);
-        TopologyConfig config = TopologyConfig.defaults();
-        try (TopologyTestDriver driver = new TopologyTestDriver(UpsertTopology.build(config), properties(config),
-                Instant.ofEpochMilli(1_000_000))) {
-            TestInputTopic<String, byte[]> raw = driver.createInputTopic(config.topics().rawEvents(),
-                    new StringSerializer(), new ByteArraySerializer());
-            asTurn(played).forEach(payload -> raw.pipeInput(RUN, Json.toBytes(
-                    StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), RUN, payload))));
+        String runId = "run-" + fixture;
 
-            assertThat(driver.createOutputTopic(config.topics().deadLetters(), new StringDeserializer(),
-                    new ByteArrayDeserializer()).readValuesToList()).isEmpty();
-            List<UpsertEnvelope> upserts = driver.createOutputTopic(config.topics().upserts(), new StringDeserializer(),
-                    new ByteArrayDeserializer()).readValuesToList().stream()
-                    .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), UpsertEnvelope.class)).toList();
-            UITurnEvent end = (UITurnEvent) upserts.get(upserts.size() - 1).payload();
-            assertThat(end.type()).isEqualTo(played.outcome().status() == StepOutcome.Status.COMPLETE
-                    ? UITurnEvent.TURN_COMPLETED : UITurnEvent.TURN_ERROR);
-            for (StreamPayload payload : played.payloads()) {
-                if (payload instanceof StreamPayload.ItemDone done && !ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
-                    assertThat(lastUpsertOf(upserts, done.itemId()).content()).isEqualTo(done.finalItem().content());
-                }
+        asTurn(runId, "turn-" + fixture, played).forEach(payload -> rawEvents.pipeInput(runId, Json.toBytes(
+                StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), runId, payload))));
+
+        assertThat(deadLetters.readValuesToList()).isEmpty();
+        List<UpsertEnvelope> turn = upserts.readValuesToList().stream()
+                .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), UpsertEnvelope.class)).toList();
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.type()).isEqualTo(played.outcome().status() == StepOutcome.Status.COMPLETE
+                ? UITurnEvent.TURN_COMPLETED : UITurnEvent.TURN_ERROR);
+        for (StreamPayload payload : played.payloads()) {
+            if (payload instanceof StreamPayload.ItemDone done && !ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+                assertThat(lastUpsertOf(turn, done.itemId()).content()).isEqualTo(done.finalItem().content());
             }
         }
     }
 
     /** The step as the agent loop frames it: response_start first, the terminal event last. */
-    private static List<StreamPayload> asTurn(RecordedStreams.Played played) {
+    private static List<StreamPayload> asTurn(String runId, String turnId, RecordedStreams.Played played) {
         List<StreamPayload> turn = new ArrayList<>();
-        turn.add(new StreamPayload.ResponseStart(RUN, "turn-1", "thread-1", null, "model", "provider", 1L));
+        turn.add(new StreamPayload.ResponseStart(runId, turnId, "thread-1", null, "model", "provider", 1L));
         turn.addAll(played.payloads());
         StepOutcome outcome = played.outcome();
         turn.add(outcome.status() == StepOutcome.Status.COMPLETE
-                ? new StreamPayload.ResponseDone(RUN, "complete", outcome.usage(), outcome.finishReason())
-                : new StreamPayload.ResponseError(RUN, outcome.error()));
+                ? new StreamPayload.ResponseDone(runId, "complete", outcome.usage(), outcome.finishReason())
+                : new StreamPayload.ResponseError(runId, outcome.error()));
         return turn;
     }
 
@@ -103,8 +108,8 @@ class TopologyAcceptsRecordedStreamsTest {
         return last;
     }
 
-    private static Properties properties(TopologyConfig config) throws IOException {
-        Properties props = config.streamsProperties();
+    private static Properties properties() throws IOException {
+        Properties props = CONFIG.streamsProperties();
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "gateway-contract");
         props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("turnstream-ttd").toString());
