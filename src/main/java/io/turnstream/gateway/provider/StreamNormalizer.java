@@ -30,7 +30,8 @@ public abstract class StreamNormalizer {
 
     /** Handles one event; events after the terminal one are ignored. */
     public final void accept(SseEvent event) {
-        if (terminated() || acceptSentinel(event.data())) {
+        // blank data is a keep-alive some proxies send
+        if (terminated() || event.data().isBlank() || acceptSentinel(event.data())) {
             return;
         }
         JsonNode json;
