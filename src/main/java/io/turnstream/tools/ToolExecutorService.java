@@ -184,9 +184,10 @@ public final class ToolExecutorService implements AutoCloseable {
             closeQuietly();
             return;
         }
-        if (consumer != null) {
-            consumer.wakeup();
+        if (!running.isAlive()) {
+            return;
         }
+        consumer.wakeup();
         try {
             running.join();
         } catch (InterruptedException e) {
