@@ -2,16 +2,19 @@ package io.turnstream.tools.builtin;
 
 import io.turnstream.tools.ToolContext;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
-import java.nio.file.FileVisitor;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.EnumSet;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 
 /**
- * Walks a directory tree inside the workspace without following symbolic links (a link is reported
- * as an entry but never entered or read), skipping what cannot be read and stopping on cancellation.
+ * Walks a directory tree inside the workspace depth-first, in name order (so output is stable and a cut
+ * listing shows the first entries), without following symbolic links: a link is reported as an entry but
+ * never entered or read. Unreadable directories are skipped; cancellation stops the walk.
  */
 final class FileWalk {
 
@@ -23,32 +26,34 @@ final class FileWalk {
     private FileWalk() {
     }
 
+    /** @param maxDepth 1 for the start directory's own entries only */
     static void walk(Path start, int maxDepth, ToolContext context, Visitor visitor) throws IOException {
-        Files.walkFileTree(start, EnumSet.noneOf(java.nio.file.FileVisitOption.class), maxDepth, new FileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                context.checkCancelled();
-                if (dir.equals(start)) {
-                    return FileVisitResult.CONTINUE;
-                }
-                return visitor.visit(dir, attrs) ? FileVisitResult.CONTINUE : FileVisitResult.TERMINATE;
-            }
+        walk(start, 1, maxDepth, context, visitor);
+    }
 
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                context.checkCancelled();
-                return visitor.visit(file, attrs) ? FileVisitResult.CONTINUE : FileVisitResult.TERMINATE;
+    private static boolean walk(Path dir, int depth, int maxDepth, ToolContext context, Visitor visitor) throws IOException {
+        List<Path> entries = new ArrayList<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
+            stream.forEach(entries::add);
+        } catch (IOException unreadable) {
+            return true;
+        }
+        entries.sort(Comparator.comparing(path -> path.getFileName().toString()));
+        for (Path entry : entries) {
+            context.checkCancelled();
+            BasicFileAttributes attributes;
+            try {
+                attributes = Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException vanished) {
+                continue;
             }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException unreadable) {
-                return FileVisitResult.CONTINUE;
+            if (!visitor.visit(entry, attributes)) {
+                return false;
             }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException unreadable) {
-                return FileVisitResult.CONTINUE;
+            if (attributes.isDirectory() && depth < maxDepth && !walk(entry, depth + 1, maxDepth, context, visitor)) {
+                return false;
             }
-        });
+        }
+        return true;
     }
 }

@@ -39,7 +39,6 @@ public final class GlobTool extends BuiltinTool {
             }
             return found.size() < enough;
         });
-        found.sort(null);
         return TextNode.valueOf(found.isEmpty() ? "No files match '" + pattern + "'" : String.join("\n", found));
     }
 }

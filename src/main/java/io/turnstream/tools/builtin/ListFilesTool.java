@@ -16,7 +16,7 @@ public final class ListFilesTool extends BuiltinTool {
 
     public ListFilesTool() {
         super("list_files", "List the entries of a workspace directory (paths relative to the workspace root; "
-                + "directories end in '/', symbolic links in '@'). Set recursive to list the whole tree.", """
+                + "directories end in '/', symbolic links in '@'), in name order. Set recursive to list the whole tree.", """
                 {"type": "object",
                  "properties": {
                    "path": {"type": "string", "description": "Directory, relative to the workspace root (default: the root)"},
@@ -39,7 +39,6 @@ public final class ListFilesTool extends BuiltinTool {
             entries.add(workspace.relative(entry) + suffix);
             return entries.size() < enough;
         });
-        entries.sort(null);
         return TextNode.valueOf(entries.isEmpty() ? "(empty directory)" : String.join("\n", entries));
     }
 }
