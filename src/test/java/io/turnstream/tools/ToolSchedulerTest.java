@@ -6,11 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ToolResult;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -19,37 +15,17 @@ import org.junit.jupiter.api.Test;
 
 class ToolSchedulerTest {
 
-    /** Tools that log "start NAME" / "end NAME" and wait at the gate named by their {@code name} argument. */
-    private final List<String> events = Collections.synchronizedList(new ArrayList<>());
-    private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
-    private final ScriptedTool read = ScriptedTool.safe("read", this::gated);
-    private final ScriptedTool write = ScriptedTool.unsafe("write", this::gated);
-
-    private TextNode gated(com.fasterxml.jackson.databind.JsonNode args, ToolContext context) throws InterruptedException {
-        String name = args.get("name").asText();
-        events.add("start " + name);
-        try {
-            gate(name).await();
-        } catch (InterruptedException e) {
-            events.add("interrupted " + name);
-            throw e;
-        }
-        events.add("end " + name);
-        return TextNode.valueOf("done " + name);
-    }
-
-    private CountDownLatch gate(String name) {
-        return gates.computeIfAbsent(name, n -> new CountDownLatch(1));
-    }
+    private final GatedTools tools = new GatedTools();
+    private final List<String> events = tools.events;
+    private final ScriptedTool read = tools.read;
+    private final ScriptedTool write = tools.write;
 
     private void open(String... names) {
-        for (String name : names) {
-            gate(name).countDown();
-        }
+        tools.open(names);
     }
 
     private static String named(String name) {
-        return "{\"name\": \"" + name + "\"}";
+        return GatedTools.named(name);
     }
 
     @Test
