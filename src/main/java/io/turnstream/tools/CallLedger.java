@@ -66,7 +66,6 @@ final class CallLedger {
         reader.seekToBeginning(ledgerPartitions);
         Map<TopicPartition, Long> end = reader.endOffsets(ledgerPartitions);
         long deadline = System.nanoTime() + RESTORE_TIMEOUT.toNanos();
-        int restored = 0;
         while (ledgerPartitions.stream().anyMatch(p -> reader.position(p) < end.get(p))) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("could not read the ledger " + topic + " to its end within " + RESTORE_TIMEOUT);
@@ -76,12 +75,12 @@ final class CallLedger {
                 Entry entry = parse(record);
                 if (entry != null && entry.offset() >= committed.getOrDefault(source, 0L)) {
                     partitions.get(source).durable.put(entry.callId(), new Durable(Mark.valueOf(entry.state()), entry.offset()));
-                    restored++;
                 }
             }
         }
         reader.unsubscribe();
-        LOG.info("restored {} open call marks for {}", restored, committed.keySet());
+        LOG.info("restored the marks of {} calls for {}", committed.keySet().stream()
+                .mapToInt(source -> partitions.get(source).durable.size()).sum(), committed.keySet());
     }
 
     /** The durable mark of a call, or null when none was committed. */

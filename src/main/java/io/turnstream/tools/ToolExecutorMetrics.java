@@ -48,7 +48,9 @@ public final class ToolExecutorMetrics implements AutoCloseable {
     }
 
     /** One result published for a call; the duration counts only for calls that ran. */
-    void record(String tool, ToolResult result) {
+    void record(ToolResult result) {
+        boolean unknown = result.error() != null && ToolErrors.TOOL_NOT_FOUND.equals(result.error().code());
+        String tool = unknown ? UNKNOWN_TOOL : result.toolName();
         long now = System.currentTimeMillis();
         long durationMs = result.completedAt() - result.startedAt();
         sensor("calls", tool).record(1, now);

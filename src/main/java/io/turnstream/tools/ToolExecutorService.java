@@ -85,6 +85,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private volatile int pausedPartitions;
     private long nextSweep;
     private int failuresInARow;
+    private long resumeFetchingAt;
 
     /** What the loop publishes in its next transaction. */
     private sealed interface Outgoing permits Answer, StartMarker, DeadLetter {
@@ -302,6 +303,8 @@ public final class ToolExecutorService implements AutoCloseable {
                 offsets.answered(letter.position());
             }
         }
+        // a call dropped or aborted before its started marker went out never runs: no marker for it
+        batch.removeIf(item -> item instanceof StartMarker marker && marker.call().resolved());
         Map<TopicPartition, OffsetAndMetadata> commit = offsets.committable();
         if (batch.isEmpty() && commit.isEmpty()) {
             return;
@@ -326,8 +329,7 @@ public final class ToolExecutorService implements AutoCloseable {
         for (Outgoing item : batch) {
             if (item instanceof Answer answer) {
                 ledger.committed(answer.call(), answer.position(), CallLedger.Mark.COMPLETED);
-                metrics.record(answer.result().success() || !ToolErrors.TOOL_NOT_FOUND.equals(answer.result().error().code())
-                        ? answer.call().toolName() : ToolExecutorMetrics.UNKNOWN_TOOL, answer.result());
+                metrics.record(answer.result());
             } else if (item instanceof StartMarker marker) {
                 ledger.committed(marker.call().call, marker.call().position, CallLedger.Mark.STARTED);
                 scheduler.launch(marker.call());
@@ -369,7 +371,8 @@ public final class ToolExecutorService implements AutoCloseable {
             producer.initTransactions();
         }
         rewind(consumer.assignment());
-        backOff();
+        // hold fetching for a while (still polling, so the group membership stays), longer after each failure
+        resumeFetchingAt = System.currentTimeMillis() + Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10));
     }
 
     private void rewind(Collection<TopicPartition> partitions) {
@@ -388,18 +391,9 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
-    private void backOff() {
-        long millis = Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10));
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     /** Pauses the tool-call partitions while too many calls are held; polling goes on, so the group never times out. */
     private void applyBackpressure() {
-        if (closing || scheduler.unresolved() >= config.maxInFlight()) {
+        if (closing || System.currentTimeMillis() < resumeFetchingAt || scheduler.unresolved() >= config.maxInFlight()) {
             consumer.pause(consumer.assignment());
         } else if (!consumer.paused().isEmpty()) {
             consumer.resume(consumer.paused());
@@ -453,6 +447,9 @@ public final class ToolExecutorService implements AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             if (!partitions.isEmpty()) {
+                // stop first, so nothing starts that the new owner would have to call "outcome unknown";
+                // then publish what was answered while these partitions are still ours
+                scheduler.dropPartitions(partitions);
                 flush();
                 forget(partitions);
             }

@@ -59,7 +59,7 @@ final class ToolScheduler implements AutoCloseable {
         final Tool tool;
         final JsonNode arguments;
         private State state = State.QUEUED;
-        private boolean resolved;
+        private volatile boolean resolved;
         private volatile boolean cancelled;
         private long startedAt;
         private Future<?> work;
@@ -74,6 +74,11 @@ final class ToolScheduler implements AutoCloseable {
 
         private boolean active() {
             return state != State.QUEUED;
+        }
+
+        /** Answered, aborted or dropped: it will not be launched. */
+        boolean resolved() {
+            return resolved;
         }
     }
 
