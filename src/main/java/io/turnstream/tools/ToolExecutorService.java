@@ -32,6 +32,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -317,7 +318,7 @@ public final class ToolExecutorService implements AutoCloseable {
             if (!commit.isEmpty()) {
                 producer.sendOffsetsToTransaction(commit, consumer.groupMetadata());
             }
-            producer.commitTransaction();
+            commitTransaction();
         } catch (ProducerFencedException | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
@@ -354,6 +355,21 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
+    /** A commit that timed out (broker unreachable) may still complete: Kafka wants it retried, not aborted. */
+    private void commitTransaction() {
+        while (true) {
+            try {
+                producer.commitTransaction();
+                return;
+            } catch (TimeoutException e) {
+                if (closing) {
+                    throw e;
+                }
+                LOG.warn("committing results timed out, retrying: {}", e.getMessage());
+            }
+        }
+    }
+
     /**
      * A transaction failed: nothing of it is visible. Abort it (or replace the producer when it cannot),
      * drop the work in flight and read again from the committed offsets; the ledger skips what was answered.
@@ -366,13 +382,29 @@ public final class ToolExecutorService implements AutoCloseable {
         } catch (ProducerFencedException | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
-            producer.close(Duration.ZERO);
-            producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
-            producer.initTransactions();
+            replaceProducer();
         }
         rewind(consumer.assignment());
         // hold fetching for a while (still polling, so the group membership stays), longer after each failure
         resumeFetchingAt = System.currentTimeMillis() + Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10));
+    }
+
+    /** A new producer with the same transactional id, which aborts whatever the old one left open. */
+    private void replaceProducer() {
+        producer.close(Duration.ZERO);
+        while (true) {
+            producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
+            try {
+                producer.initTransactions();
+                return;
+            } catch (TimeoutException e) {
+                producer.close(Duration.ZERO);
+                if (closing) {
+                    throw e;
+                }
+                LOG.warn("cannot reach the transaction coordinator, retrying: {}", e.getMessage());
+            }
+        }
     }
 
     private void rewind(Collection<TopicPartition> partitions) {
@@ -424,6 +456,11 @@ public final class ToolExecutorService implements AutoCloseable {
                 return committed;
             } catch (WakeupException resultReady) {
                 // a wakeup meant for poll() landed here: ask again
+            } catch (TimeoutException e) {
+                if (closing) {
+                    throw e;
+                }
+                LOG.warn("cannot read the committed offsets, retrying: {}", e.getMessage());
             }
         }
     }

@@ -16,27 +16,23 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * An executor process is killed (SIGKILL) in the middle of a batch and another takes its place: every
  * call still gets exactly one result, answered calls are not run again, the interrupted safe call is run
  * again, and the interrupted non-idempotent call is answered "outcome unknown" instead of run twice.
  */
+@ExtendWith(SharedBroker.class)
 class ToolExecutorCrashTest {
 
     private static EmbeddedKafkaBroker broker;
 
     @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.stop();
+    static void useTheSharedBroker(EmbeddedKafkaBroker shared) {
+        broker = shared;
     }
 
     @Test
@@ -76,6 +72,33 @@ class ToolExecutorCrashTest {
                 assertThat(runs(ws)).filteredOn(line -> line.equals("start " + once)).as(once).hasSize(1);
             }
             assertThat(Files.readAllLines(ws.resolve(ProcessTools.OUT))).containsExactlyInAnyOrder("one", "s1", "s2");
+        }
+    }
+
+    @Test
+    void aResultFinishedWhileTheBrokerIsDownIsPublishedOnceItIsBack() throws Exception {
+        GatedTools tools = new GatedTools();
+        try (EmbeddedKafkaBroker own = EmbeddedKafkaBroker.onFreePort().start();
+             KafkaToolsFixture kafka = new KafkaToolsFixture(own, "outage", 1)) {
+            ToolExecutorService executor = kafka.start(ToolRegistry.of(List.of(tools.read)), kafka.settings()
+                    .with("max.block.ms", "2000").with("request.timeout.ms", "2000"));
+            String before = kafka.call("turn-1", "read", GatedTools.named("before"));
+            String during = kafka.call("turn-1", "read", GatedTools.named("during"));
+            tools.open("before");
+            kafka.awaitResult(before);
+            await().until(() -> tools.events.contains("start during"));
+
+            own.stop();
+            tools.open("during");
+            await().until(() -> tools.events.contains("end during"));
+            own.start();
+
+            String after = kafka.call("turn-2", "read", GatedTools.named("after"));
+            tools.open("after");
+            assertThat(kafka.awaitResults(List.of(before, during, after))).extracting(r -> r.value().callId())
+                    .containsExactlyInAnyOrder(before, during, after);
+            assertThat(executor.stopped()).isNotDone();
+            executor.close();
         }
     }
 

@@ -18,13 +18,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.TestInfo;
 
 /** The tool executor end to end on a real broker: calls in on llm.tool-calls, one result per call out on llm.tool-results. */
+@ExtendWith(SharedBroker.class)
 class ToolExecutorServiceTest {
 
     private static EmbeddedKafkaBroker broker;
@@ -34,13 +35,8 @@ class ToolExecutorServiceTest {
     private ToolExecutorService executor;
 
     @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        broker.stop();
+    static void useTheSharedBroker(EmbeddedKafkaBroker shared) {
+        broker = shared;
     }
 
     private void given(TestInfo test, int partitions) {
