@@ -29,7 +29,13 @@ public final class ToolExecutorCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Settings settings = Settings.load(config, bootstrapServers)
                 .with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
-        ToolExecutorService service = new ToolExecutorService(settings, ToolRegistry.installed()).start();
+        ToolExecutorService service;
+        try {
+            service = new ToolExecutorService(settings, ToolRegistry.installed()).start();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("tool-executor: " + e.getMessage());
+            return 1;
+        }
         Thread shutdown = new Thread(service::close, "turnstream-tool-executor-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdown);
         try {

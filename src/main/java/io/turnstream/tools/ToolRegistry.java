@@ -3,12 +3,15 @@ package io.turnstream.tools;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.networknt.schema.Error;
+import io.turnstream.model.Json;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
@@ -41,7 +44,7 @@ public final class ToolRegistry {
                         + previous.tool().getClass().getName() + " and " + tool.getClass().getName());
             }
         }
-        this.tools = Map.copyOf(byName);
+        this.tools = Collections.unmodifiableMap(byName);
     }
 
     /** Every tool on the class path: the built-ins and any listed in {@code META-INF/services/io.turnstream.tools.Tool}. */
@@ -64,17 +67,17 @@ public final class ToolRegistry {
 
     /** Name, description, schema and concurrency safety of every tool, sorted by name: what the gateway offers the model. */
     public List<ToolDefinition> definitions() {
-        return tools.values().stream().map(r -> ToolDefinition.of(r.tool())).sorted(
-                java.util.Comparator.comparing(ToolDefinition::name)).toList();
+        return tools.values().stream().map(r -> ToolDefinition.of(r.tool())).toList();
     }
 
     /**
      * The arguments as a JSON object ready for the tool, or the reasons they are not acceptable. Missing
-     * arguments and an empty string count as {@code {}}, as providers send them for tools without parameters.
+     * arguments and an empty string count as {@code {}}, as providers send them for tools without parameters;
+     * a JSON object sent as text is parsed.
      */
     ArgumentCheck check(Tool tool, JsonNode arguments) {
         JsonNode args = arguments == null || arguments.isNull() || (arguments.isTextual() && arguments.asText().isBlank())
-                ? JsonNodeFactory.instance.objectNode() : arguments;
+                ? JsonNodeFactory.instance.objectNode() : Json.parseOrText(arguments);
         if (!args.isObject()) {
             return ArgumentCheck.invalid("arguments must be a JSON object, got " + describe(args));
         }
@@ -113,6 +116,6 @@ public final class ToolRegistry {
 
     private static String describe(JsonNode value) {
         String text = value.toString();
-        return value.getNodeType().name().toLowerCase(java.util.Locale.ROOT) + " " + (text.length() > 80 ? text.substring(0, 80) + "..." : text);
+        return value.getNodeType().name().toLowerCase(Locale.ROOT) + " " + (text.length() > 80 ? text.substring(0, 80) + "..." : text);
     }
 }
