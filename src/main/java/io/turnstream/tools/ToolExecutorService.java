@@ -184,6 +184,7 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         if (running == null) {
             closeQuietly();
+            stopped.complete(null);
             return;
         }
         if (!running.isAlive()) {
@@ -564,7 +565,9 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     private void closeQuietly() {
-        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producer, metrics}) {
+        // a producer that cannot reach the broker would wait forever for its unsent records: they are not needed
+        AutoCloseable producerClose = producer == null ? null : () -> producer.close(Duration.ofSeconds(5));
+        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producerClose, metrics}) {
             if (closeable != null) {
                 try {
                     closeable.close();

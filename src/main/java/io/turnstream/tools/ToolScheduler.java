@@ -197,10 +197,6 @@ final class ToolScheduler implements AutoCloseable {
         drop(partition -> true);
     }
 
-    synchronized boolean isUnresolved(String callId) {
-        return unresolved.containsKey(callId);
-    }
-
     /** Calls accepted and not yet answered: queued, starting or running. */
     synchronized int unresolved() {
         return unresolved.size();
