@@ -22,7 +22,8 @@ import org.apache.kafka.common.utils.Time;
  * {@code turnstream.tools:type=tool-executor-metrics,instance-id=...[,tool=...]}: per tool
  * {@code calls-total}, {@code calls-rate}, {@code errors-total}, {@code timeouts-total},
  * {@code duration-avg-ms}, {@code duration-max-ms} (over the last minute); per instance {@code in-flight}
- * (calls running), {@code queued} (calls waiting for their turn) and {@code paused-partitions}.
+ * (calls running), {@code queued} (calls waiting for their turn), {@code paused-partitions} and
+ * {@code dead-letters-total}.
  */
 public final class ToolExecutorMetrics implements AutoCloseable {
 
@@ -63,6 +64,16 @@ public final class ToolExecutorMetrics implements AutoCloseable {
         if (durationMs > 0) {
             sensor("duration", tool).record(durationMs, now);
         }
+    }
+
+    /** A tool-call record that was not a call went to the dead-letter topic. */
+    void deadLettered() {
+        Sensor sensor = metrics.getSensor("dead-letters");
+        if (sensor == null) {
+            sensor = metrics.sensor("dead-letters");
+            sensor.add(name("dead-letters-total", "tool-call records sent to the dead-letter topic", instanceTags), new CumulativeCount());
+        }
+        sensor.record();
     }
 
     /** The current value of a metric, for tests and embedding; {@code tool} null for the per-instance gauges. */

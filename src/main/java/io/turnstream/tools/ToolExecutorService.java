@@ -335,6 +335,8 @@ public final class ToolExecutorService implements AutoCloseable {
             } else if (item instanceof StartMarker marker) {
                 ledger.committed(marker.call().call, marker.call().position, CallLedger.Mark.STARTED);
                 scheduler.launch(marker.call());
+            } else {
+                metrics.deadLettered();
             }
         }
     }

@@ -85,6 +85,7 @@ class ToolExecutorServiceTest {
         await().until(() -> executor.metrics().value("calls-total", "read_file") == 2);
         assertThat(executor.metrics().value("errors-total", "read_file")).isEqualTo(1);
         assertThat(executor.metrics().value("calls-total", ToolExecutorMetrics.UNKNOWN_TOOL)).isEqualTo(1);
+        assertThat(executor.metrics().value("dead-letters-total", null)).isEqualTo(2);
     }
 
     @Test
