@@ -1,0 +1,45 @@
+package io.turnstream.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ToolExecutorCommandTest {
+
+    @Test
+    void aMissingWorkspaceIsAClearErrorNotAStackTrace() {
+        Run run = run("--bootstrap-servers", "127.0.0.1:9", "--workspace", "/no/such/workspace");
+
+        assertThat(run.exitCode).isEqualTo(1);
+        assertThat(run.err).isEqualTo("tool-executor: workspace /no/such/workspace is not an existing directory\n");
+    }
+
+    @Test
+    void theWorkspaceFlagIsRequired() {
+        Run run = run("--bootstrap-servers", "127.0.0.1:9");
+
+        assertThat(run.exitCode).isEqualTo(2);
+        assertThat(run.err).contains("Missing required option: '--workspace=<workspace>'");
+    }
+
+    private record Run(int exitCode, String err) {
+    }
+
+    private static Run run(String... args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream original = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            CommandLine command = new CommandLine(new ToolExecutorCommand());
+            command.setErr(new java.io.PrintWriter(System.err, true));
+            int exitCode = command.execute(args);
+            return new Run(exitCode, err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(original);
+        }
+    }
+}
