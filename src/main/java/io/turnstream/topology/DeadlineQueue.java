@@ -1,0 +1,78 @@
+package io.turnstream.topology;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Wall-clock deadlines in a store keyed by due time, so the punctuator reads only what is due with
+ * one range scan: the work of a tick is proportional to the deadlines due, not to the items held.
+ * Keys are (due time, big-endian) + kind + target, which sort by due time.
+ */
+final class DeadlineQueue {
+
+    enum Kind {
+        /** An item's batch timeout: emit its pending content. */
+        BATCH,
+        /** A turn's idle watchdog: close it with TURN_TIMEOUT. */
+        IDLE,
+        /** A closed turn's marker expires. */
+        FORGET
+    }
+
+    /** A due deadline: its time, what kind, and the state key it concerns. */
+    record Deadline(long dueMs, Kind kind, String target) {
+    }
+
+    private static final byte[] NO_VALUE = new byte[0];
+
+    private final KeyValueStore<Bytes, byte[]> store;
+
+    DeadlineQueue(KeyValueStore<Bytes, byte[]> store) {
+        this.store = store;
+    }
+
+    void schedule(long dueMs, Kind kind, String target) {
+        store.put(key(dueMs, kind, target), NO_VALUE);
+    }
+
+    void cancel(long dueMs, Kind kind, String target) {
+        store.delete(key(dueMs, kind, target));
+    }
+
+    /** Removes and returns up to {@code limit} deadlines due at or before {@code nowMs}, earliest first. */
+    List<Deadline> takeDue(long nowMs, int limit) {
+        List<Deadline> due = new ArrayList<>();
+        try (KeyValueIterator<Bytes, byte[]> it = store.range(timePrefix(0), timePrefix(nowMs + 1))) {
+            while (it.hasNext() && due.size() < limit) {
+                KeyValue<Bytes, byte[]> entry = it.next();
+                due.add(parse(entry.key.get()));
+            }
+        }
+        due.forEach(d -> cancel(d.dueMs(), d.kind(), d.target()));
+        return due;
+    }
+
+    private static Bytes timePrefix(long ms) {
+        return Bytes.wrap(ByteBuffer.allocate(Long.BYTES).putLong(ms).array());
+    }
+
+    private static Bytes key(long dueMs, Kind kind, String target) {
+        byte[] targetBytes = target.getBytes(StandardCharsets.UTF_8);
+        return Bytes.wrap(ByteBuffer.allocate(Long.BYTES + 1 + targetBytes.length)
+                .putLong(dueMs).put((byte) kind.ordinal()).put(targetBytes).array());
+    }
+
+    private static Deadline parse(byte[] key) {
+        ByteBuffer buffer = ByteBuffer.wrap(key);
+        long due = buffer.getLong();
+        Kind kind = Kind.values()[buffer.get()];
+        String target = new String(key, buffer.position(), buffer.remaining(), StandardCharsets.UTF_8);
+        return new Deadline(due, kind, target);
+    }
+}

@@ -1,0 +1,122 @@
+package io.turnstream.topology;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The accumulated content of open items, kept as append-only chunks: each delta is written once,
+ * under (item handle, chunk number), and the full content is rebuilt only when an item emits.
+ * The changelog therefore carries each delta once instead of the whole content per delta.
+ *
+ * <p>Chunk counts and code-point totals are cached in memory. The cache is derived from the store
+ * and rebuilt by a range scan on first use after a restart, a restore or a rebalance.
+ */
+final class ItemBuffer {
+
+    private static final byte UTF_8 = 0;
+    /**
+     * Deltas holding a lone surrogate (an emoji split across deltas) are kept as raw UTF-16 code
+     * units: a charset would replace the lone half, and the pair would be lost when rejoined.
+     */
+    private static final byte CODE_UNITS = 1;
+
+    private final KeyValueStore<Bytes, byte[]> chunks;
+    private final Map<Long, Stats> stats = new HashMap<>();
+
+    ItemBuffer(KeyValueStore<Bytes, byte[]> chunks) {
+        this.chunks = chunks;
+    }
+
+    void append(long handle, String delta) {
+        if (delta.isEmpty()) {
+            return;
+        }
+        Stats s = stats(handle);
+        chunks.put(chunkKey(handle, s.chunks), encode(delta));
+        s.add(delta);
+    }
+
+    String content(long handle) {
+        StringBuilder content = new StringBuilder();
+        try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
+            it.forEachRemaining(chunk -> content.append(decode(chunk.value)));
+        }
+        return content.toString();
+    }
+
+    long codePoints(long handle) {
+        return stats(handle).codePoints;
+    }
+
+    void drop(long handle) {
+        Stats s = stats.remove(handle);
+        int count = s != null ? s.chunks : countChunks(handle);
+        for (int i = 0; i < count; i++) {
+            chunks.delete(chunkKey(handle, i));
+        }
+    }
+
+    /** Forgets the cache; called when the task (re)initialises, since the store may have been restored. */
+    void forgetCache() {
+        stats.clear();
+    }
+
+    private Stats stats(long handle) {
+        return stats.computeIfAbsent(handle, this::rebuild);
+    }
+
+    private Stats rebuild(long handle) {
+        Stats s = new Stats();
+        try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
+            it.forEachRemaining(chunk -> s.add(decode(chunk.value)));
+        }
+        return s;
+    }
+
+    private int countChunks(long handle) {
+        return rebuild(handle).chunks;
+    }
+
+    private static Bytes chunkKey(long handle, int chunk) {
+        return Bytes.wrap(ByteBuffer.allocate(Long.BYTES + Integer.BYTES).putLong(handle).putInt(chunk).array());
+    }
+
+    private static byte[] encode(String delta) {
+        boolean wellFormed = delta.codePoints().noneMatch(c -> c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE);
+        if (wellFormed) {
+            byte[] text = delta.getBytes(StandardCharsets.UTF_8);
+            return ByteBuffer.allocate(text.length + 1).put(UTF_8).put(text).array();
+        }
+        ByteBuffer units = ByteBuffer.allocate(1 + 2 * delta.length()).put(CODE_UNITS);
+        delta.chars().forEach(c -> units.putChar((char) c));
+        return units.array();
+    }
+
+    private static String decode(byte[] value) {
+        if (value[0] == UTF_8) {
+            return new String(value, 1, value.length - 1, StandardCharsets.UTF_8);
+        }
+        return ByteBuffer.wrap(value, 1, value.length - 1).slice().asCharBuffer().toString();
+    }
+
+    /** Chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
+    private static final class Stats {
+        int chunks;
+        long codePoints;
+        boolean endsWithHighSurrogate;
+
+        void add(String delta) {
+            chunks++;
+            codePoints += delta.codePointCount(0, delta.length());
+            if (endsWithHighSurrogate && Character.isLowSurrogate(delta.charAt(0))) {
+                codePoints--;
+            }
+            endsWithHighSurrogate = Character.isHighSurrogate(delta.charAt(delta.length() - 1));
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package io.turnstream.topology;
+
+import io.turnstream.model.ItemTypes;
+
+/**
+ * What the topology remembers of one open item, keyed by run id and item id in the {@code items}
+ * store. The content itself lives in {@link ItemBuffer}; this record changes only when the item
+ * emits or arms its batch timer, never per delta.
+ */
+final class ItemState {
+
+    String itemId;
+    /** The raw {@code item_type}: message, reasoning, function_call, function_call_output or error. */
+    String itemType;
+    /** Identifies the item's content chunks: the offset of its {@code item_start} record, unique per partition. */
+    long handle;
+    /** User messages are held: one {@code completed} upsert and nothing before it. */
+    boolean held;
+    String origin;
+    String toolName;
+    String callId;
+    /** The {@code version} of the last upsert emitted for this item. */
+    long version;
+    /** Position in the batch gradient: the next threshold this item has not reached. */
+    int thresholdIndex;
+    /** Code points of content already emitted; content beyond it is pending. */
+    long emittedCodePoints;
+    /** When the batch timer is due, or 0 when no timer is armed. */
+    long timerDueMs;
+
+    /** Messages and reasoning stream ({@code created}, {@code updated}); other items emit once when done. */
+    boolean streams() {
+        return ItemTypes.MESSAGE.equals(itemType) || ItemTypes.REASONING.equals(itemType);
+    }
+
+    boolean emitsWhileStreaming() {
+        return streams() && !held;
+    }
+
+    boolean createdEmitted() {
+        return version > 0;
+    }
+}

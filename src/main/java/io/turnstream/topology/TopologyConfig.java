@@ -1,0 +1,112 @@
+package io.turnstream.topology;
+
+import io.turnstream.model.Topics;
+import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.Settings;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * Every setting of the topology, with its default, in one place. Read from {@link Settings}
+ * (properties file, environment, flags); keys are listed in the README.
+ *
+ * @param gradient token counts per batch level; the last repeats (cumulative thresholds 10, 20, 40, ...)
+ * @param minGrowthFraction optional growth rule: a next threshold is at least this fraction above
+ *     the tokens already emitted, bounding write amplification for very long items; 0 (off) keeps
+ *     the seed's gradient exactly
+ * @param batchTimeoutMs wall-clock time after an item's last delta before its unemitted content is emitted
+ * @param idleTimeoutMs wall-clock time without any event after which a turn is closed with TURN_TIMEOUT
+ * @param punctuateIntervalMs how often the wall-clock punctuator looks for due deadlines
+ * @param closedTurnRetentionMs how long a closed turn is remembered, so late events for it are
+ *     told apart from events for turns never started
+ */
+public record TopologyConfig(Topics topics, List<Integer> gradient, double minGrowthFraction, long batchTimeoutMs,
+                             long idleTimeoutMs, long punctuateIntervalMs, long closedTurnRetentionMs,
+                             String applicationId, String stateDir, WireFormat wireFormat, Properties kafka) {
+
+    public static final List<Integer> SEED_GRADIENT =
+            List.of(10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000);
+
+    public static final String GRADIENT = "turnstream.batch.gradient";
+    public static final String MIN_GROWTH_FRACTION = "turnstream.batch.min-growth-fraction";
+    public static final String BATCH_TIMEOUT_MS = "turnstream.batch.timeout.ms";
+    public static final String IDLE_TIMEOUT_MS = "turnstream.turn.idle-timeout.ms";
+    public static final String PUNCTUATE_INTERVAL_MS = "turnstream.punctuate.interval.ms";
+    public static final String CLOSED_TURN_RETENTION_MS = "turnstream.turn.closed-retention.ms";
+    public static final String APPLICATION_ID = "turnstream.application.id";
+    public static final String STATE_DIR = "turnstream.state.dir";
+
+    public static final long DEFAULT_BATCH_TIMEOUT_MS = 1_000;
+    public static final long DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+    public static final long DEFAULT_PUNCTUATE_INTERVAL_MS = 100;
+    public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
+    public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
+
+    public TopologyConfig {
+        if (gradient.isEmpty() || gradient.stream().anyMatch(step -> step <= 0)) {
+            throw new IllegalArgumentException(GRADIENT + " must be a non-empty list of positive token counts, got " + gradient);
+        }
+        if (minGrowthFraction < 0) {
+            throw new IllegalArgumentException(MIN_GROWTH_FRACTION + " must be >= 0, got " + minGrowthFraction);
+        }
+        requirePositive(BATCH_TIMEOUT_MS, batchTimeoutMs);
+        requirePositive(IDLE_TIMEOUT_MS, idleTimeoutMs);
+        requirePositive(PUNCTUATE_INTERVAL_MS, punctuateIntervalMs);
+        requirePositive(CLOSED_TURN_RETENTION_MS, closedTurnRetentionMs);
+        gradient = List.copyOf(gradient);
+    }
+
+    public static TopologyConfig defaults() {
+        return from(Settings.of(new Properties()));
+    }
+
+    public static TopologyConfig from(Settings settings) {
+        long idle = settings.getLong(IDLE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS);
+        return new TopologyConfig(
+                settings.topics(),
+                parseGradient(settings.get(GRADIENT, null)),
+                Double.parseDouble(settings.get(MIN_GROWTH_FRACTION, "0")),
+                settings.getLong(BATCH_TIMEOUT_MS, DEFAULT_BATCH_TIMEOUT_MS),
+                idle,
+                settings.getLong(PUNCTUATE_INTERVAL_MS, DEFAULT_PUNCTUATE_INTERVAL_MS),
+                settings.getLong(CLOSED_TURN_RETENTION_MS, idle),
+                settings.get(APPLICATION_ID, DEFAULT_APPLICATION_ID),
+                settings.get(STATE_DIR, DEFAULT_STATE_DIR),
+                WireFormat.JSON,
+                settings.kafkaProperties());
+    }
+
+    /** Kafka Streams properties: our defaults (exactly-once), then every Kafka property the user gave. */
+    public Properties streamsProperties() {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        props.putAll(kafka);
+        return props;
+    }
+
+    public TopologyConfig withTopics(Topics newTopics) {
+        return new TopologyConfig(newTopics, gradient, minGrowthFraction, batchTimeoutMs, idleTimeoutMs,
+                punctuateIntervalMs, closedTurnRetentionMs, applicationId, stateDir, wireFormat, kafka);
+    }
+
+    private static List<Integer> parseGradient(String value) {
+        if (value == null || value.isBlank()) {
+            return SEED_GRADIENT;
+        }
+        try {
+            return Arrays.stream(value.split(",")).map(String::strip).map(Integer::valueOf).toList();
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(GRADIENT + " must be comma-separated token counts, got '" + value + "'");
+        }
+    }
+
+    private static void requirePositive(String key, long value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(key + " must be > 0, got " + value);
+        }
+    }
+}

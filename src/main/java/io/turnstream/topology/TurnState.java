@@ -1,0 +1,29 @@
+package io.turnstream.topology;
+
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * What the topology remembers of one turn, keyed by run id in the {@code turns} store. Written when
+ * the turn starts, when it emits (the sequence advances) and when it closes; never per delta.
+ * A closed turn shrinks to a marker until {@link #forgetAtMs}, so late events for it are recognised.
+ */
+final class TurnState {
+
+    String runId;
+    String turnId;
+    String threadId;
+    String modelId;
+    String providerId;
+    /** The last {@code seq} emitted for this turn; the next record gets {@code seq + 1}. */
+    long seq;
+    long idleDueMs;
+    boolean closed;
+    long forgetAtMs;
+    /** Items that finished (done, errored or cancelled), so a repeated or late event for one is named as such. */
+    Set<String> finishedItems = new LinkedHashSet<>();
+
+    long nextSeq() {
+        return ++seq;
+    }
+}

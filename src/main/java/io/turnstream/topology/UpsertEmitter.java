@@ -1,0 +1,59 @@
+package io.turnstream.topology;
+
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayload;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.model.WireFormat;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+
+/**
+ * Wraps payloads in envelopes with the turn's next {@code seq} and forwards them: every envelope to
+ * {@code llm.upserts} (keyed by turn id) and to {@code llm.item-state} (keyed by item), tool calls to
+ * {@code llm.tool-calls}. The envelope timestamp, like the record's, is the emit time.
+ */
+final class UpsertEmitter {
+
+    private final ProcessorContext<String, byte[]> context;
+    private final TopologyConfig config;
+
+    UpsertEmitter(ProcessorContext<String, byte[]> context, TopologyConfig config) {
+        this.context = context;
+        this.config = config;
+    }
+
+    void emit(TurnState turn, UiPayload payload) {
+        long now = context.currentSystemTimeMs();
+        long seq = turn.nextSeq();
+        String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
+        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq, payloadType, payload);
+        byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
+        context.forward(new Record<>(turn.turnId, upsertBytes, now), UpsertTopology.UPSERTS_SINK);
+        byte[] stateBytes = config.wireFormat().write(config.topics().itemState(), envelope);
+        context.forward(new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now), UpsertTopology.ITEM_STATE_SINK);
+    }
+
+    void publish(ToolCall call) {
+        byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
+        context.forward(new Record<>(call.turnId(), bytes, call.requestedAt()), UpsertTopology.TOOL_CALLS_SINK);
+    }
+
+    /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle. */
+    static String itemStateKey(String turnId, UiPayload payload) {
+        return turnId + "/" + (payload instanceof UIUpsert upsert ? upsert.itemId() : "turn");
+    }
+
+    /** Deterministic per (turn, seq), so a consumer that sees an id twice knows it is the same record. */
+    private static String eventId(String turnId, long seq) {
+        return UUID.nameUUIDFromBytes((turnId + "#" + seq).getBytes(StandardCharsets.UTF_8)).toString();
+    }
+
+    static UITurnEvent.Usage usage(io.turnstream.model.StreamPayload.Usage usage) {
+        return usage == null ? null
+                : new UITurnEvent.Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens());
+    }
+}

@@ -1,0 +1,182 @@
+package io.turnstream.topology;
+
+import io.turnstream.model.Json;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayload;
+import io.turnstream.model.UpsertEnvelope;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+
+/**
+ * The topology in a TopologyTestDriver with helpers named after what a test does: send an event,
+ * let wall-clock time pass, read what came out on each topic.
+ */
+final class TopologyHarness implements AutoCloseable {
+
+    /** A dead-lettered record: its key, its original value and the reason header. */
+    record DeadLetter(String key, String value, String reason) {
+    }
+
+    final TopologyConfig config;
+    private final TopologyTestDriver driver;
+    private final TestInputTopic<String, byte[]> rawEvents;
+    private final TestOutputTopic<String, byte[]> upserts;
+    private final TestOutputTopic<String, byte[]> itemState;
+    private final TestOutputTopic<String, byte[]> toolCalls;
+    private final TestOutputTopic<String, byte[]> deadLetters;
+    private final Map<String, UpsertEnvelope> latestItemState = new java.util.LinkedHashMap<>();
+
+    TopologyHarness() {
+        this(TopologyConfig.defaults());
+    }
+
+    TopologyHarness(TopologyConfig config) {
+        this.config = config;
+        Properties props = config.streamsProperties();
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "harness");
+        try {
+            props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("turnstream-ttd").toString());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        driver = new TopologyTestDriver(UpsertTopology.build(config), props, Instant.ofEpochMilli(1_000_000));
+        rawEvents = driver.createInputTopic(config.topics().rawEvents(), new StringSerializer(), new ByteArraySerializer());
+        upserts = output(config.topics().upserts());
+        itemState = output(config.topics().itemState());
+        toolCalls = output(config.topics().toolCalls());
+        deadLetters = output(config.topics().deadLetters());
+    }
+
+    private TestOutputTopic<String, byte[]> output(String topic) {
+        return driver.createOutputTopic(topic, new StringDeserializer(), new ByteArrayDeserializer());
+    }
+
+    void send(String runId, StreamPayload payload) {
+        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), 0, runId, payload);
+        rawEvents.pipeInput(runId, Json.toBytes(event));
+    }
+
+    void sendRaw(String key, String value) {
+        rawEvents.pipeInput(key, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    void advanceWallClock(Duration duration) {
+        driver.advanceWallClockTime(duration);
+    }
+
+    /** Every envelope emitted on llm.upserts since the last call. */
+    List<UpsertEnvelope> upserts() {
+        return upserts.readValuesToList().stream().map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8),
+                UpsertEnvelope.class)).toList();
+    }
+
+    /** The payloads emitted since the last call, one line each, in the form {@link #describe} gives. */
+    List<String> emitted() {
+        return upserts().stream().map(e -> describe(e.payload())).toList();
+    }
+
+    /** The latest envelope per key on the compacted llm.item-state topic, as a consumer would see after compaction. */
+    Map<String, UpsertEnvelope> itemState() {
+        for (TestRecord<String, byte[]> record : itemState.readRecordsToList()) {
+            latestItemState.put(record.key(), Json.fromString(new String(record.value(), StandardCharsets.UTF_8),
+                    UpsertEnvelope.class));
+        }
+        return latestItemState;
+    }
+
+    List<ToolCall> toolCalls() {
+        return toolCalls.readValuesToList().stream()
+                .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), ToolCall.class)).toList();
+    }
+
+    List<DeadLetter> deadLetters() {
+        return deadLetters.readRecordsToList().stream().map(r -> new DeadLetter(r.key(),
+                new String(r.value(), StandardCharsets.UTF_8),
+                new String(r.headers().lastHeader(DeadLetters.REASON_HEADER).value(), StandardCharsets.UTF_8))).toList();
+    }
+
+    double deadLetterTotal() {
+        return driver.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("dead-letter-total"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
+                .sum();
+    }
+
+    /** Bytes (keys and values) written to each changelog topic so far. */
+    Map<String, Long> changelogBytes() {
+        return driver.producedTopicNames().stream()
+                .filter(topic -> topic.endsWith("-changelog"))
+                .collect(Collectors.toMap(topic -> topic, this::bytesOn));
+    }
+
+    private long bytesOn(String topic) {
+        long total = 0;
+        for (TestRecord<byte[], byte[]> record : driver.createOutputTopic(topic, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer()).readRecordsToList()) {
+            total += (record.key() == null ? 0 : record.key().length) + (record.value() == null ? 0 : record.value().length);
+        }
+        return total;
+    }
+
+    /**
+     * One readable line per payload: {@code turn_started}, {@code turn_completed complete},
+     * {@code message created v1 origin=agent "Hello"}, {@code tool_call completed v1 read_file {...}}.
+     */
+    static String describe(UiPayload payload) {
+        if (payload instanceof UITurnEvent event) {
+            StringBuilder line = new StringBuilder(event.type());
+            if (event.status() != null) {
+                line.append(' ').append(event.status());
+            }
+            if (event.error() != null) {
+                line.append(' ').append(event.error().code()).append(": ").append(event.error().message());
+            }
+            return line.toString();
+        }
+        UIUpsert upsert = (UIUpsert) payload;
+        StringBuilder line = new StringBuilder(upsert.itemType()).append(' ').append(upsert.changeType())
+                .append(" v").append(upsert.version());
+        if (upsert.origin() != null) {
+            line.append(" origin=").append(upsert.origin());
+        }
+        if (upsert.providerId() != null) {
+            line.append(" provider=").append(upsert.providerId());
+        }
+        switch (upsert.itemType()) {
+            case "tool_call" -> line.append(' ').append(upsert.toolName()).append(' ').append(upsert.toolArguments())
+                    .append(" call=").append(upsert.callId());
+            case "tool_output" -> line.append(" call=").append(upsert.callId()).append(" success=")
+                    .append(upsert.success()).append(' ').append(upsert.toolOutput());
+            case "error" -> line.append(' ').append(upsert.errorCode()).append(": ").append(upsert.errorMessage());
+            default -> line.append(" \"").append(upsert.content()).append('"');
+        }
+        return line.toString();
+    }
+
+    @Override
+    public void close() {
+        driver.close();
+    }
+}
