@@ -55,7 +55,11 @@ public final class StreamsService implements AutoCloseable {
         this.applicationId = streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         this.staticMember = streamsProperties.containsKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         this.options = options;
-        this.streams = new KafkaStreams(topology, streamsProperties);
+        Properties props = new Properties();
+        // No global stores here; opting into Kafka 5's default only silences a deprecation warning.
+        props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, "true");
+        props.putAll(streamsProperties);
+        this.streams = new KafkaStreams(topology, props);
         this.replacements = new ThreadReplacementBudget(options.maxThreadReplacements(), options.replacementWindow(),
                 System::nanoTime);
         streams.setUncaughtExceptionHandler(replacements);
