@@ -9,7 +9,6 @@ import io.turnstream.runtime.TurnstreamProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -67,7 +66,7 @@ class CliTest {
 
     @Test
     void anUnreachableBrokerIsOneErrorLineWithoutStackTrace(@TempDir Path dir) throws IOException {
-        String nobody = "127.0.0.1:" + unusedPort();
+        String nobody = "127.0.0.1:" + TurnstreamProcess.freePort();
         Path config = Files.writeString(dir.resolve("quick.properties"), "turnstream.connect.timeout.ms=1000\n");
         try (TurnstreamProcess topology = TurnstreamProcess.start("unreachable", Map.of(),
                 "topology", "--bootstrap-servers", nobody, "--config", config.toString(), "--health-port", "-1")) {
@@ -122,11 +121,5 @@ class CliTest {
         Matcher ready = READY_LINE.matcher(stdout);
         assertThat(ready.matches()).as("stdout is exactly the ready line: %s\nstderr: %s", stdout, broker.stderr()).isTrue();
         return ready.group(1);
-    }
-
-    private static int unusedPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 }

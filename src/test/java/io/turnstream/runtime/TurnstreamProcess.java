@@ -3,6 +3,11 @@ package io.turnstream.runtime;
 import io.turnstream.cli.Main;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 
 /**
  * A {@code turnstream} subcommand in its own JVM, with this test run's classpath: a real process
@@ -72,6 +78,30 @@ public final class TurnstreamProcess implements AutoCloseable {
 
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    /** Waits until {@code /health} on {@code port} answers 200; fails at once if the process dies first. */
+    public void awaitHealthy(int port) {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+                .timeout(Duration.ofSeconds(2)).build();
+        Awaitility.await("/health of " + stderr).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                .ignoreExceptionsInstanceOf(IOException.class)
+                .until(() -> {
+                    if (!process.isAlive()) {
+                        throw new AssertionError("process exited with " + process.exitValue() + "; stderr:\n" + stderr());
+                    }
+                    return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+                });
+    }
+
+    /** A port nobody listens on right now, for a child's health endpoint. */
+    public static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** SIGKILL: no shutdown hook, no commit, no goodbye to the group. */
