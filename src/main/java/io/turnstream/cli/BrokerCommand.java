@@ -1,0 +1,63 @@
+package io.turnstream.cli;
+
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.Failures;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code turnstream broker}: a single-node KRaft broker in this process, for trying Turnstream on one machine. */
+@Command(name = "broker", mixinStandardHelpOptions = true,
+        description = {"Runs a single-node Kafka broker in this process.",
+            "A real KRaft node (broker and controller in one) with one-node replication and",
+            "transaction-log settings. Prints bootstrap.servers=HOST:PORT on stdout when it",
+            "is ready; runs until SIGTERM or Ctrl-C, then shuts down cleanly."})
+public final class BrokerCommand implements Callable<Integer> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerCommand.class);
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "9092",
+            description = "Client port on 127.0.0.1 (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+    private int port;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Where the broker keeps its data, kept across restarts "
+                    + "(default: a temporary directory deleted on exit).")
+    private Path dataDir;
+
+    @Override
+    public Integer call() throws IOException {
+        boolean temporary = dataDir == null;
+        Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
+        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(port, dir);
+        try {
+            broker.start();
+        } catch (RuntimeException e) {
+            broker.stop();
+            throw new CliFailure(ExitCodes.FAILURE, "cannot start the broker on port " + port + ": "
+                    + Failures.rootCause(e).getMessage(), e);
+        }
+        LOG.info("broker data in {}{}", dir, temporary ? " (temporary: deleted on exit; --data-dir keeps it)" : "");
+        spec.commandLine().getOut().println("bootstrap.servers=" + broker.bootstrapServers());
+        spec.commandLine().getOut().flush();
+        UntilStopped.run("broker", () -> {
+            broker.stop();
+            if (temporary) {
+                Utils.delete(dir.toFile());
+            }
+        }, new CompletableFuture<>());
+        return ExitCodes.OK;
+    }
+}

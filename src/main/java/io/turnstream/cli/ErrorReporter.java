@@ -1,0 +1,36 @@
+package io.turnstream.cli;
+
+import io.turnstream.runtime.Failures;
+import picocli.CommandLine;
+import picocli.CommandLine.IExecutionExceptionHandler;
+import picocli.CommandLine.ParseResult;
+
+/**
+ * How every subcommand reports a failure: one line {@code turnstream <command>: error: <what>} on
+ * stderr and a distinct exit code. A {@link CliFailure} is expected and needs no stack trace; any
+ * other exception is unforeseen, and its stack trace is printed when {@code TURNSTREAM_DEBUG} is set.
+ */
+final class ErrorReporter implements IExecutionExceptionHandler {
+
+    static final String DEBUG_ENV = "TURNSTREAM_DEBUG";
+
+    @Override
+    public int handleExecutionException(Exception failure, CommandLine command, ParseResult parseResult) {
+        String prefix = command.getCommandSpec().qualifiedName() + ": error: ";
+        boolean debug = System.getenv(DEBUG_ENV) != null;
+        if (failure instanceof CliFailure expected) {
+            command.getErr().println(prefix + expected.getMessage());
+            if (debug && expected.getCause() != null) {
+                expected.getCause().printStackTrace(command.getErr());
+            }
+            return expected.exitCode();
+        }
+        command.getErr().println(prefix + Failures.describe(failure)
+                + (debug ? "" : " (set " + DEBUG_ENV + "=1 for the stack trace)"));
+        if (debug) {
+            failure.printStackTrace(command.getErr());
+        }
+        command.getErr().flush();
+        return ExitCodes.FAILURE;
+    }
+}

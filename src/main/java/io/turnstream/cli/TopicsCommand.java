@@ -1,0 +1,94 @@
+package io.turnstream.cli;
+
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TopicAdmin;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code turnstream topics}: creates the contract's topics, idempotently, and shows what is there. */
+@Command(name = "topics", mixinStandardHelpOptions = true,
+        description = {"Creates the contract's topics (idempotent).",
+            "Creates every topic that does not exist yet (llm.item-state compacted), then",
+            "prints each topic as created or existing, with partitions and cleanup policy.",
+            "Topic names follow turnstream.topic.<role> in --config."})
+public final class TopicsCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private KafkaOptions kafka;
+
+    @Option(names = "--partitions", paramLabel = "N", defaultValue = "3",
+            description = "Partitions of each new topic (default: ${DEFAULT-VALUE}); turns spread over them.")
+    private int partitions;
+
+    @Option(names = "--replication-factor", paramLabel = "N", defaultValue = "-1",
+            description = "Replicas of each new topic (default: the cluster's default.replication.factor).")
+    private short replicationFactor;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (partitions < 1) {
+            throw new ParameterException(spec.commandLine(), "--partitions must be at least 1");
+        }
+        if (replicationFactor == 0 || replicationFactor < -1) {
+            throw new ParameterException(spec.commandLine(), "--replication-factor must be at least 1");
+        }
+        Settings settings = kafka.connect(List.of());
+        Topics topics = settings.topics();
+        Properties admin = ClusterCheck.adminProperties(settings);
+        List<String> created;
+        try {
+            created = TopicAdmin.createAll(admin, topics, partitions, replicationFactor);
+        } catch (ExecutionException e) {
+            throw new CliFailure(ExitCodes.FAILURE, "cannot create topics on " + settings.bootstrapServers() + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        }
+        report(admin, topics, created);
+        return ExitCodes.OK;
+    }
+
+    private void report(Properties adminProps, Topics topics, List<String> created) throws InterruptedException {
+        List<String> names = topics.byRole().values().stream().sorted().toList();
+        PrintWriter out = spec.commandLine().getOut();
+        try (Admin admin = Admin.create(adminProps)) {
+            Map<String, TopicDescription> descriptions = admin.describeTopics(names).allTopicNames().get();
+            List<ConfigResource> resources = names.stream()
+                    .map(name -> new ConfigResource(ConfigResource.Type.TOPIC, name)).toList();
+            Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get();
+            for (ConfigResource resource : resources) {
+                String name = resource.name();
+                TopicDescription description = descriptions.get(name);
+                String cleanup = configs.get(resource).get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+                out.printf("%-8s %-24s partitions=%d replicas=%d cleanup.policy=%s%n",
+                        created.contains(name) ? "created" : "exists", name, description.partitions().size(),
+                        description.partitions().get(0).replicas().size(), cleanup);
+                if (name.equals(topics.itemState()) && !cleanup.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+                    spec.commandLine().getErr().println("turnstream topics: warning: " + name
+                            + " is not compacted; it keeps every upsert instead of the latest per item");
+                }
+            }
+        } catch (ExecutionException e) {
+            throw new CliFailure(ExitCodes.FAILURE, "created " + created + " but cannot describe the topics: "
+                    + e.getCause().getMessage(), e.getCause());
+        }
+        out.flush();
+    }
+}

@@ -1,0 +1,64 @@
+package io.turnstream.runtime;
+
+import io.javalin.Javalin;
+import io.turnstream.model.Json;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Liveness and readiness over HTTP for a long-running service: {@code GET /health} answers 200 when
+ * the service is ready to do its work and 503 otherwise; {@code GET /health/live} answers 503 only
+ * when the service is dead and should be restarted. The body is the service's status as JSON.
+ */
+public final class HealthServer implements AutoCloseable {
+
+    /** What a service reports about itself; {@code details} is added to the JSON body. */
+    public record Status(boolean ready, boolean live, Map<String, Object> details) {
+    }
+
+    private final Javalin server;
+
+    private HealthServer(Javalin server) {
+        this.server = server;
+    }
+
+    /** Starts serving on all interfaces; {@code port} 0 picks a free one (see {@link #port()}). */
+    public static HealthServer start(int port, Supplier<Status> status) {
+        Javalin server = Javalin.create(config -> {
+            config.startup.showJavalinBanner = false;
+            config.startup.showOldJavalinVersionWarning = false;
+            config.jetty.port = port;
+            config.routes.get("/health", ctx -> {
+                Status now = status.get();
+                ctx.status(now.ready() ? 200 : 503).contentType("application/json").result(body(now));
+            });
+            config.routes.get("/health/live", ctx -> {
+                Status now = status.get();
+                ctx.status(now.live() ? 200 : 503).contentType("application/json").result(body(now));
+            });
+        });
+        try {
+            server.start();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot serve /health on port " + port + ": " + Failures.describe(e), e);
+        }
+        return new HealthServer(server);
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    @Override
+    public void close() {
+        server.stop();
+    }
+
+    private static String body(Status status) {
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("status", status.ready() ? "UP" : "DOWN");
+        body.put("live", status.live());
+        body.putAll(status.details());
+        return Json.toString(body);
+    }
+}

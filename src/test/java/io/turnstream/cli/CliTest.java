@@ -1,0 +1,125 @@
+package io.turnstream.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.TurnstreamProcess;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.utils.AppInfoParser;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CliTest {
+
+    private static final Pattern READY_LINE = Pattern.compile("bootstrap\\.servers=(127\\.0\\.0\\.1:\\d+)\n");
+
+    @Test
+    void versionNamesTheKafkaVersionAndEverySubcommandHasHelp() {
+        assertThat(run("--version").out()).startsWith("turnstream ").contains("Kafka " + AppInfoParser.getVersion());
+        for (String subcommand : List.of("broker", "topics", "topology")) {
+            CliRun help = run(subcommand, "--help");
+            assertThat(help.exitCode()).isZero();
+            assertThat(help.out()).startsWith("Usage: turnstream " + subcommand);
+        }
+    }
+
+    @Test
+    void brokerPrintsItsReadyLineAndTopicsCreatesTheContractOnce(@TempDir Path dataDir) throws IOException {
+        try (TurnstreamProcess broker = TurnstreamProcess.start("broker", Map.of("TURNSTREAM_LOG_FORMAT", "json"),
+                "broker", "--port", "0", "--data-dir", dataDir.toString())) {
+            String servers = awaitReadyLine(broker);
+
+            CliRun first = run("topics", "--bootstrap-servers", servers, "--partitions", "2");
+            assertThat(first.exitCode()).as(first.err()).isZero();
+            assertThat(first.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("created "));
+            assertThat(first.out()).containsPattern("created +llm.item-state +partitions=2 replicas=1 cleanup.policy=compact");
+            CliRun second = run("topics", "--bootstrap-servers", servers);
+            assertThat(second.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("exists "));
+
+            Path renamed = Files.writeString(dataDir.resolve("renamed.properties"), "turnstream.topic.raw-events=no.such.topic\n");
+            CliRun topology = run("topology", "--bootstrap-servers", servers, "--config", renamed.toString(), "--health-port", "-1");
+            assertThat(topology.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(topology.err()).isEqualTo("turnstream topology: error: topics missing on " + servers
+                    + ": no.such.topic (create them with `turnstream topics`)\n");
+
+            broker.terminate();
+            assertThat(broker.stderr().lines()).isNotEmpty().allSatisfy(line -> {
+                JsonNode json = Json.MAPPER.readTree(line);
+                assertThat(json.has("log.level")).isTrue();
+            });
+            assertThat(broker.stderr()).contains("\"message\":\"broker stopped\"");
+        }
+    }
+
+    @Test
+    void anUnreachableBrokerIsOneErrorLineWithoutStackTrace(@TempDir Path dir) throws IOException {
+        String nobody = "127.0.0.1:" + TurnstreamProcess.freePort();
+        Path config = Files.writeString(dir.resolve("quick.properties"), "turnstream.connect.timeout.ms=1000\n");
+        try (TurnstreamProcess topology = TurnstreamProcess.start("unreachable", Map.of(),
+                "topology", "--bootstrap-servers", nobody, "--config", config.toString(), "--health-port", "-1")) {
+            assertThat(topology.awaitExit(Duration.ofSeconds(60))).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(topology.stderr().lines().toList()).containsExactly("turnstream topology: error: cannot reach Kafka at "
+                    + nobody + " within 1 s: is the broker running, and are --bootstrap-servers (or "
+                    + "TURNSTREAM_BOOTSTRAP_SERVERS) and the security settings in --config right?");
+            assertThat(topology.stdout()).isEmpty();
+        }
+    }
+
+    @Test
+    void noBrokerOrABadConfigFileIsAClearErrorWithItsOwnExitCode(@TempDir Path dir) throws IOException {
+        CliRun noBroker = run("topics", "--bootstrap-servers=");
+        assertThat(noBroker.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noBroker.err()).isEqualTo("turnstream topics: error: no Kafka broker given: pass "
+                + "--bootstrap-servers HOST:PORT or set TURNSTREAM_BOOTSTRAP_SERVERS\n");
+
+        CliRun missingFile = run("topology", "--config", dir.resolve("absent.properties").toString());
+        assertThat(missingFile.exitCode()).isEqualTo(ExitCodes.CONFIG);
+        assertThat(missingFile.err()).contains("absent.properties does not exist");
+
+        Path badGradient = Files.writeString(dir.resolve("bad.properties"),
+                "bootstrap.servers=127.0.0.1:1\nturnstream.batch.gradient=ten,twenty\n");
+        CliRun invalid = run("topology", "--config", badGradient.toString());
+        assertThat(invalid.exitCode()).isEqualTo(ExitCodes.CONFIG);
+        assertThat(invalid.err()).startsWith("turnstream topology: error: turnstream.batch.gradient must be");
+
+        CliRun unresolvable = run("topics", "--bootstrap-servers", "no-such-host.invalid:9092");
+        assertThat(unresolvable.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(unresolvable.err()).isEqualTo("turnstream topics: error: cannot resolve any host of the "
+                + "bootstrap servers no-such-host.invalid:9092\n");
+
+        assertThat(run("topics", "--partitions", "0", "--bootstrap-servers", "127.0.0.1:1").exitCode())
+                .isEqualTo(ExitCodes.USAGE);
+    }
+
+    private record CliRun(int exitCode, String out, String err) {
+    }
+
+    private static CliRun run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .execute(args);
+        return new CliRun(code, out.toString(), err.toString());
+    }
+
+    private static String awaitReadyLine(TurnstreamProcess broker) {
+        String stdout = Awaitility.await("bootstrap.servers line").atMost(Duration.ofSeconds(90))
+                .until(broker::stdout, out -> !out.isEmpty() || !broker.isAlive());
+        Matcher ready = READY_LINE.matcher(stdout);
+        assertThat(ready.matches()).as("stdout is exactly the ready line: %s\nstderr: %s", stdout, broker.stderr()).isTrue();
+        return ready.group(1);
+    }
+}
