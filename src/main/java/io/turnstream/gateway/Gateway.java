@@ -3,6 +3,9 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.view.TurnEventsApi;
+import io.turnstream.gateway.view.TurnSnapshot;
+import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
@@ -52,6 +55,7 @@ public final class Gateway implements AutoCloseable {
     private final ProviderClient client;
     private final GatewayProducer producer;
     private final TurnInbox inbox;
+    private final TurnViews views;
     private final GatewayServer server;
 
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
@@ -61,13 +65,19 @@ public final class Gateway implements AutoCloseable {
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, WireFormat.JSON);
         TurnInbox startedInbox = null;
+        TurnViews startedViews = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, WireFormat.JSON, registry, metrics);
+            startedViews = TurnViews.start(settings);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
+            routes.add(new TurnEventsApi(startedViews));
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
+            if (startedViews != null) {
+                startedViews.close();
+            }
             if (startedInbox != null) {
                 startedInbox.close();
             }
@@ -76,6 +86,7 @@ public final class Gateway implements AutoCloseable {
             throw e;
         }
         this.inbox = startedInbox;
+        this.views = startedViews;
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 
@@ -140,6 +151,24 @@ public final class Gateway implements AutoCloseable {
         return registry.status(turnId);
     }
 
+    /**
+     * The turn as a user interface sees it: its upserts folded into the current state (from Kafka, so
+     * also for turns other gateways run), with this gateway's own status when it runs the turn.
+     */
+    public Optional<TurnSnapshot> snapshot(String turnId) {
+        return views.snapshot(turnId, registry.status(turnId).orElse(null));
+    }
+
+    /** The views of turns this gateway serves, for in-process clients and tests. */
+    public TurnViews views() {
+        return views;
+    }
+
+    /** The provider of turns that name none: Anthropic or OpenAI when their key is set, else the simulated one. */
+    public String defaultProvider() {
+        return providers.defaultProvider();
+    }
+
     public GatewayMetrics metrics() {
         return metrics;
     }
@@ -166,6 +195,7 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         inbox.close();
+        views.close();
         producer.close();
         providers.close();
         watchdog.close();

@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * The turns API: {@code POST /v1/turns}, {@code POST /v1/turns/{turnId}/cancel},
- * {@code GET /v1/turns/{turnId}}, plus {@code GET /metrics} and {@code GET /health}.
+ * {@code GET /v1/turns/{turnId}} (a snapshot: status and the current state of every item), plus {@code GET /metrics} and {@code GET /health}.
  */
 final class TurnsApi implements GatewayServer.Routes {
 
@@ -69,6 +69,6 @@ final class TurnsApi implements GatewayServer.Routes {
 
     private void status(Context ctx) {
         String turnId = ctx.pathParam("turnId");
-        ctx.json(gateway.status(turnId).orElseThrow(() -> ApiError.notFound("no turn " + turnId + " on this gateway")));
+        ctx.json(gateway.snapshot(turnId).orElseThrow(() -> ApiError.notFound("no turn " + turnId + " on this gateway")));
     }
 }

@@ -1,0 +1,85 @@
+package io.turnstream.gateway.view;
+
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.javalin.http.sse.SseHandler;
+import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.GatewayServer;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.model.UITurnEvent;
+import java.io.InputStream;
+import java.util.Map;
+
+/**
+ * {@code GET /v1/turns/{turnId}/events}: a turn's upserts as server-sent events ({@code id} = seq,
+ * {@code data} = the {@link UpsertEnvelope} JSON), resumable with {@code Last-Event-ID}; and the web
+ * view at {@code /}.
+ */
+public final class TurnEventsApi implements GatewayServer.Routes {
+
+    private static final Map<String, String> WEB_FILES = Map.of(
+            "/", "index.html", "/app.js", "app.js", "/app.css", "app.css");
+
+    private final TurnViews views;
+
+    public TurnEventsApi(TurnViews views) {
+        this.views = views;
+    }
+
+    @Override
+    public void register(RoutesConfig routes) {
+        routes.get("/v1/turns/{turnId}/events", this::events);
+        WEB_FILES.forEach((path, file) -> routes.get(path, ctx -> webFile(ctx, file)));
+    }
+
+    private void events(Context ctx) throws Exception {
+        String turnId = ctx.pathParam("turnId");
+        long afterSeq = lastEventId(ctx);
+        if (alreadyFinished(turnId, afterSeq)) {
+            // 204 tells an EventSource that the stream is over: it stops reconnecting
+            ctx.status(204);
+            return;
+        }
+        new SseHandler(client -> {
+            client.keepAlive();
+            views.subscribe(turnId, afterSeq, client);
+        }).handle(ctx);
+    }
+
+    /** {@code Last-Event-ID} (an EventSource's reconnect), else {@code ?lastEventId=}, else 0. */
+    private static long lastEventId(Context ctx) {
+        String value = ctx.header("Last-Event-ID");
+        if (value == null || value.isBlank()) {
+            value = ctx.queryParam("lastEventId");
+        }
+        if (value == null || value.isBlank()) {
+            return 0;
+        }
+        try {
+            long seq = Long.parseLong(value.strip());
+            if (seq < 0) {
+                throw new NumberFormatException();
+            }
+            return seq;
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest("Last-Event-ID must be the seq of the last upsert received, got '" + value + "'");
+        }
+    }
+
+    private boolean alreadyFinished(String turnId, long afterSeq) {
+        return afterSeq > 0 && views.snapshot(turnId, null)
+                .map(snapshot -> snapshot.turn() != null && !UITurnEvent.TURN_STARTED.equals(snapshot.turn().type())
+                        && snapshot.seq() <= afterSeq)
+                .orElse(false);
+    }
+
+    private static void webFile(Context ctx, String file) {
+        InputStream content = TurnEventsApi.class.getResourceAsStream("/web/" + file);
+        if (content == null) {
+            throw ApiError.notFound("the web view is not in this build");
+        }
+        String type = file.endsWith(".html") ? "text/html; charset=utf-8"
+                : file.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8";
+        ctx.contentType(type).result(content);
+    }
+}

@@ -1,0 +1,157 @@
+package io.turnstream.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads every partition of some topics on one daemon thread, without a consumer group (each
+ * instance sees everything), {@code read_committed}, and hands each record to a handler. It starts
+ * at the end (only what is written from now on) or at the beginning (a whole compacted topic), and
+ * picks up partitions added later from their beginning. The topics must exist.
+ */
+public final class TopicReader implements AutoCloseable {
+
+    /** Where reading starts. */
+    public enum Start { BEGINNING, END }
+
+    private static final Logger LOG = LoggerFactory.getLogger(TopicReader.class);
+    private static final Duration PARTITION_REFRESH = Duration.ofSeconds(30);
+
+    private final String name;
+    private final List<String> topics;
+    private final KafkaConsumer<String, byte[]> consumer;
+    private final Consumer<ConsumerRecord<String, byte[]>> handler;
+    private final Map<TopicPartition, Long> endAtStart;
+    private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    /**
+     * @param name names the thread and the client id, for logs
+     * @param handler called on the reader's thread; an exception it throws is logged and the record skipped
+     */
+    public TopicReader(String name, Properties kafkaProperties, List<String> topics, Start start,
+                       Consumer<ConsumerRecord<String, byte[]>> handler) {
+        Properties props = new Properties();
+        props.putAll(kafkaProperties);
+        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, name);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        this.name = name;
+        this.topics = List.copyOf(topics);
+        this.handler = handler;
+        this.consumer = new KafkaConsumer<>(props);
+        try {
+            Set<TopicPartition> partitions = partitions();
+            consumer.assign(partitions);
+            if (start == Start.END) {
+                consumer.seekToEnd(partitions);
+            } else {
+                consumer.seekToBeginning(partitions);
+            }
+            // resolve the positions now, so that "the end" means the end when this reader was made
+            partitions.forEach(consumer::position);
+            this.endAtStart = consumer.endOffsets(partitions);
+        } catch (RuntimeException e) {
+            consumer.close();
+            throw e;
+        }
+        this.thread = new Thread(this::run, name);
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Completes once everything that was in the topics when this reader was made has been handled. */
+    public CompletableFuture<Void> caughtUp() {
+        return caughtUp;
+    }
+
+    private Set<TopicPartition> partitions() {
+        Set<TopicPartition> partitions = new HashSet<>();
+        for (String topic : topics) {
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+            if (infos == null || infos.isEmpty()) {
+                throw new IllegalStateException("topic " + topic + " does not exist; create the topics first "
+                        + "(turnstream topics --bootstrap-servers ...)");
+            }
+            infos.forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
+        }
+        return partitions;
+    }
+
+    private void run() {
+        long nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
+        try {
+            while (running) {
+                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                    handle(record);
+                }
+                if (!caughtUp.isDone() && endAtStart.entrySet().stream()
+                        .allMatch(end -> consumer.position(end.getKey()) >= end.getValue())) {
+                    caughtUp.complete(null);
+                }
+                if (System.nanoTime() > nextRefresh) {
+                    addNewPartitions();
+                    nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
+                }
+            }
+        } catch (WakeupException closing) {
+            // close() woke us up
+        } catch (RuntimeException e) {
+            LOG.error("{} stopped reading {}", name, topics, e);
+        } finally {
+            consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    private void handle(ConsumerRecord<String, byte[]> record) {
+        try {
+            handler.accept(record);
+        } catch (RuntimeException e) {
+            LOG.warn("{} skipped an unreadable record at {}-{}@{}: {}", name, record.topic(), record.partition(),
+                    record.offset(), e.getMessage());
+        }
+    }
+
+    private void addNewPartitions() {
+        Set<TopicPartition> all = partitions();
+        List<TopicPartition> added = new ArrayList<>(all);
+        added.removeAll(consumer.assignment());
+        if (!added.isEmpty()) {
+            consumer.assign(all);
+            consumer.seekToBeginning(added);
+            LOG.info("{} reads new partitions {}", name, added);
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        consumer.wakeup();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,171 @@
+// Renders turns from the gateway's SSE stream. No delta logic: every upsert carries the full
+// current state of one item; it is bound to that item's element unless a higher version is there.
+"use strict";
+
+const turnsEl = document.getElementById("turns");
+const form = document.getElementById("ask");
+const promptEl = document.getElementById("prompt");
+const sendEl = document.getElementById("send");
+const errorEl = document.getElementById("error");
+let threadId = null;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function pretty(value) {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+function showError(message) {
+  errorEl.textContent = message;
+  errorEl.hidden = !message;
+}
+
+/** One turn on the page: its status line and its items by id. */
+function turnView(turnId) {
+  const section = el("section", "turn");
+  section.dataset.turnId = turnId;
+  const head = el("div", "turn-head");
+  head.append(el("span", "turn-id", turnId), el("span", "turn-status", "waiting"));
+  const items = el("div", "items");
+  section.append(head, items);
+  turnsEl.append(section);
+  const versions = new Map();
+
+  function itemElement(upsert) {
+    let node = section.querySelector(`[data-item-id="${CSS.escape(upsert.itemId)}"]`);
+    if (node) return node;
+    node = el("div", `item ${upsert.itemType}`);
+    node.dataset.itemId = upsert.itemId;
+    if (upsert.itemType === "tool_output") {
+      // an output sits under its call when the call is on the page
+      const call = upsert.callId && section.querySelector(`.tool_call[data-call-id="${CSS.escape(upsert.callId)}"]`);
+      (call || items).append(node);
+    } else {
+      items.append(node);
+    }
+    return node;
+  }
+
+  function render(node, u) {
+    const outputs = [...node.querySelectorAll(":scope > .tool_output")]; // a call's outputs stay under it
+    node.className = `item ${u.itemType}`;
+    node.classList.toggle("streaming", u.changeType !== "completed");
+    node.replaceChildren();
+    switch (u.itemType) {
+      case "message": {
+        node.classList.add(u.origin === "user" ? "user" : "agent");
+        node.append(el("div", "meta", u.origin === "user" ? "you" : "assistant"), el("div", "content", u.content || ""));
+        break;
+      }
+      case "reasoning": {
+        const details = el("details");
+        details.open = u.changeType !== "completed";
+        details.append(el("summary", null, u.changeType === "completed" ? "Reasoning" : "Reasoning…"),
+          el("div", "content", u.content || ""));
+        node.append(details);
+        break;
+      }
+      case "tool_call": {
+        node.dataset.callId = u.callId || "";
+        const call = el("div", "call");
+        call.append("🔧 ", el("b", null, u.toolName || "tool"), " ", el("code", null, pretty(u.toolArguments)));
+        node.append(call, ...outputs);
+        break;
+      }
+      case "tool_output": {
+        node.dataset.callId = u.callId || "";
+        node.classList.toggle("failed", u.success === false);
+        node.append(el("div", "meta", `output${u.success === false ? " (failed)" : ""}`),
+          el("pre", "content", pretty(u.toolOutput !== undefined ? u.toolOutput : u.content)));
+        break;
+      }
+      default: {
+        node.append(el("div", "content", `${u.errorCode || "error"}: ${u.errorMessage || u.content || ""}`));
+      }
+    }
+    node.dataset.version = String(u.version);
+  }
+
+  function bindItem(u) {
+    const seen = versions.get(u.itemId);
+    if (seen !== undefined && seen >= u.version) return; // stale: a newer state is already shown
+    versions.set(u.itemId, u.version);
+    render(itemElement(u), u);
+  }
+
+  function bindTurnEvent(t) {
+    const status = head.querySelector(".turn-status");
+    const text = t.type === "turn_started" ? "running"
+      : t.type === "turn_error" ? "error" : (t.status || "complete");
+    status.textContent = text;
+    status.className = `turn-status ${text}`;
+    if (t.usage) status.title = `${t.usage.totalTokens} tokens`;
+    if (t.error) section.append(el("div", "item error", `${t.error.code}: ${t.error.message}`));
+  }
+
+  return {
+    bind(envelope) {
+      if (envelope.payloadType === "item_upsert") bindItem(envelope.payload);
+      else bindTurnEvent(envelope.payload);
+    },
+    finished: () => ["complete", "error", "aborted"].some((s) => head.querySelector(".turn-status").classList.contains(s)),
+  };
+}
+
+/** Follows a turn's SSE stream; the browser resumes with Last-Event-ID after a dropped connection. */
+function follow(turnId) {
+  const view = turnView(turnId);
+  const events = new EventSource(`/v1/turns/${encodeURIComponent(turnId)}/events`);
+  events.onmessage = (message) => {
+    const envelope = JSON.parse(message.data);
+    view.bind(envelope);
+    if (envelope.payloadType === "turn_event" && envelope.payload.type !== "turn_started") {
+      events.close();
+      sendEl.disabled = false;
+    }
+  };
+  events.onerror = () => {
+    if (view.finished()) events.close();
+  };
+  return view;
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const prompt = promptEl.value.trim();
+  if (!prompt) return;
+  showError("");
+  sendEl.disabled = true;
+  try {
+    const body = { prompt };
+    if (threadId) body.threadId = threadId;
+    const response = await fetch("/v1/turns", {
+      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+    threadId = answer.threadId;
+    promptEl.value = "";
+    follow(answer.turnId);
+  } catch (e) {
+    showError(`Could not start the turn: ${e.message}`);
+    sendEl.disabled = false;
+  }
+});
+
+promptEl.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+// /?turn=ID watches a turn that is already running or done (it starts from the turn's current state)
+const watched = new URLSearchParams(location.search).get("turn");
+if (watched) follow(watched);
