@@ -27,6 +27,7 @@ public final class SseReader {
 
     private String eventName;
     private StringBuilder data;
+    private String lastEventId = "";
 
     public SseReader(InputStream in) {
         this.in = new BufferedInputStream(in, 8192);
@@ -71,10 +72,23 @@ public final class SseReader {
                     data.append('\n').append(value);
                 }
             }
+            case "id" -> {
+                if (value.indexOf('\0') < 0) {
+                    lastEventId = value;
+                }
+            }
             default -> {
-                // id, retry and anything else carry nothing a provider adapter needs
+                // retry and anything else carry nothing a reader here needs
             }
         }
+    }
+
+    /**
+     * The last {@code id:} field seen so far (it carries over to later events that have none), as an
+     * EventSource sends it back in {@code Last-Event-ID} when it reconnects; "" before any.
+     */
+    public String lastEventId() {
+        return lastEventId;
     }
 
     /** Dispatches the buffered event; an event without data is dropped, as the spec says. */

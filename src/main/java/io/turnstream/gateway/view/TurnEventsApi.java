@@ -2,7 +2,7 @@ package io.turnstream.gateway.view;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.javalin.http.sse.SseHandler;
+import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.ApiError;
 import io.turnstream.gateway.GatewayServer;
 import io.turnstream.model.UpsertEnvelope;
@@ -40,10 +40,14 @@ public final class TurnEventsApi implements GatewayServer.Routes {
             ctx.status(204);
             return;
         }
-        new SseHandler(client -> {
-            client.keepAlive();
-            views.subscribe(turnId, afterSeq, client);
-        }).handle(ctx);
+        // Javalin's SseHandler serves only clients that send Accept: text/event-stream; curl does not, so
+        // the stream is opened here for every client
+        ctx.status(200).contentType("text/event-stream; charset=utf-8")
+                .header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
+        ctx.res().flushBuffer();
+        SseClient client = new SseClient(ctx);
+        client.keepAlive();
+        views.subscribe(turnId, afterSeq, client);
     }
 
     /** {@code Last-Event-ID} (an EventSource's reconnect), else {@code ?lastEventId=}, else 0. */
