@@ -74,7 +74,7 @@ function turnView(turnId) {
       case "tool_call": {
         node.dataset.callId = u.callId || "";
         const call = el("div", "call");
-        call.append("🔧 ", el("b", null, u.toolName || "tool"), " ", el("code", null, pretty(u.toolArguments)));
+        call.append(el("span", "badge", "tool"), " ", el("b", null, u.toolName || "tool"), " ", el("code", null, pretty(u.toolArguments)));
         node.append(call, ...outputs);
         break;
       }

@@ -1,0 +1,115 @@
+package io.turnstream.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.turnstream.gateway.ProviderEndpoints;
+import java.io.File;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The web view in a real browser: headless Chromium (Debian's chromium and chromium-driver) opens the
+ * page served by the demo running in this JVM, submits a prompt and watches the turn render live from
+ * the SSE stream. Saves target/web-view.png.
+ */
+class WebViewBrowserTest {
+
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+    private static final Duration TURN_TIMEOUT = Duration.ofSeconds(90);
+
+    private static Demo demo;
+    private static WebDriver browser;
+
+    @BeforeAll
+    static void startDemoAndBrowser() throws Exception {
+        assertThat(CHROMIUM).as("install Debian's chromium and chromium-driver (.ci/run does)").isExecutable();
+        assertThat(CHROMEDRIVER).as("install Debian's chromium and chromium-driver (.ci/run does)").isExecutable();
+        demo = Demo.start(new Demo.Options(0, ProviderEndpoints.simulatedOnly(null), "simulated", null),
+                new PrintWriter(new StringWriter()));
+        // the system's driver and browser, given explicitly, so Selenium Manager downloads nothing
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1000,940",
+                "--user-data-dir=" + Files.createTempDirectory("turnstream-chromium"));
+        browser = new ChromeDriver(service, options);
+    }
+
+    @AfterAll
+    static void stopBrowserAndDemo() {
+        if (browser != null) {
+            browser.quit();
+        }
+        if (demo != null) {
+            demo.close();
+        }
+    }
+
+    @Test
+    void aPromptTypedInThePageRendersLiveWithToolCallsTheirOutputsAndTheAnswer() throws Exception {
+        browser.get(demo.gatewayUrl() + "/");
+        browser.findElement(By.id("prompt")).sendKeys("What is in this workspace?");
+        browser.findElement(By.id("send")).click();
+
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .turn-status").equals("complete"));
+
+        assertThat(text(".turn .message.user .content")).isEqualTo("What is in this workspace?");
+        assertThat(texts(".turn .tool_call .call b")).containsExactly("list_files", "read_file");
+        assertThat(text(".tool_call[data-call-id] .tool_output pre"))
+                .as("the listing, shown under its call").contains("README.md", "flights.csv");
+        assertThat(texts(".tool_output pre")).anySatisfy(output -> assertThat(output)
+                .startsWith("# Rocket club flight log").contains("notes/next-launch.md"));
+        assertThat(texts(".turn .message.agent .content")).last().satisfies(answer -> assertThat(answer)
+                .startsWith("`README.md` has").contains("> # Rocket club flight log"));
+        assertThat(browser.findElements(By.cssSelector(".turn .reasoning details"))).hasSize(2);
+        assertThat(browser.findElements(By.cssSelector(".streaming"))).as("nothing left half-streamed").isEmpty();
+
+        Path screenshot = Path.of("target", "web-view.png");
+        Files.createDirectories(screenshot.getParent());
+        File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+        Files.copy(shot.toPath(), screenshot, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThat(Files.size(screenshot)).isPositive();
+    }
+
+    @Test
+    void aPageOpenedOnAFinishedTurnShowsItsCurrentState() {
+        String turnId = demo.startTurn("What does notes/next-launch.md say?").turnId();
+        await().atMost(TURN_TIMEOUT).until(() -> demo.finished(turnId).isDone());
+
+        browser.get(demo.gatewayUrl() + "/?turn=" + turnId);
+
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .turn-status").equals("complete"));
+        assertThat(texts(".turn .tool_call .call b")).containsExactly("read_file");
+        assertThat(texts(".turn .message.agent .content")).last().satisfies(answer -> assertThat(answer)
+                .startsWith("`notes/next-launch.md` has").contains("Saturday launch"));
+    }
+
+    private static String text(String css) {
+        List<WebElement> found = browser.findElements(By.cssSelector(css));
+        return found.isEmpty() ? "" : found.get(0).getText();
+    }
+
+    private static List<String> texts(String css) {
+        return browser.findElements(By.cssSelector(css)).stream().map(WebElement::getText).toList();
+    }
+}
