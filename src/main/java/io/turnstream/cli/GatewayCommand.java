@@ -24,6 +24,10 @@ public final class GatewayCommand implements Callable<Integer> {
             + GatewayConfig.DEFAULT_PORT + "; 0 for a free one)")
     Integer port;
 
+    @Option(names = "--host", description = "Address to listen on (default: turnstream.gateway.host, else 127.0.0.1; "
+            + "0.0.0.0 for every interface, as in a container)")
+    String host;
+
     @Option(names = "--config", paramLabel = "FILE",
             description = "Properties file: turnstream.gateway.* settings and Kafka client properties")
     Path config;
@@ -38,6 +42,9 @@ public final class GatewayCommand implements Callable<Integer> {
         }
         if (port != null) {
             settings = settings.with(GatewayConfig.PREFIX + "port", String.valueOf(port));
+        }
+        if (host != null) {
+            settings = settings.with(GatewayConfig.PREFIX + "host", host);
         }
         Gateway gateway;
         try {

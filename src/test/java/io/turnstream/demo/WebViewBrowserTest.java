@@ -50,7 +50,7 @@ class WebViewBrowserTest {
         options.setBinary(CHROMIUM.toFile());
         options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1000,940",
+                "--disable-dev-shm-usage", "--window-size=1000,1080",
                 "--user-data-dir=" + Files.createTempDirectory("turnstream-chromium"));
         browser = new ChromeDriver(service, options);
     }
