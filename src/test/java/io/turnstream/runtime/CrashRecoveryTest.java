@@ -11,10 +11,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * state directory and, after a second kill, on an empty one. A read_committed client still sees
  * every upsert exactly once.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CrashRecoveryTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);

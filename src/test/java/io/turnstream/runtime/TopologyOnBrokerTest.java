@@ -35,9 +35,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The topology on a real broker, as clients see it: plain producers in, read_committed consumers (Java and kcat) out. */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class TopologyOnBrokerTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
