@@ -6,6 +6,7 @@ import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.Settings;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,10 +60,11 @@ public final class Gateway implements AutoCloseable {
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
-        this.producer = new GatewayProducer(settings.kafkaProperties(), topics, WireFormat.JSON);
+        WireFormat wire = WireFormats.from(settings);
+        this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         try {
-            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, WireFormat.JSON, registry, metrics);
+            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.addAll(extraRoutes);

@@ -4,6 +4,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -102,7 +103,7 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     public ToolExecutorService(Settings settings, ToolRegistry registry) {
-        this(settings, registry, WireFormat.JSON);
+        this(settings, registry, WireFormats.from(settings));
     }
 
     public ToolExecutorService(Settings settings, ToolRegistry registry, WireFormat wire) {
