@@ -11,7 +11,8 @@ import picocli.CommandLine.Spec;
 /** {@code turnstream}: the one entry point; each service is a subcommand. */
 @Command(name = "turnstream", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Carries LLM responses from providers to user interfaces through Kafka.",
-        subcommands = {BrokerCommand.class, TopicsCommand.class, TopologyCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {BrokerCommand.class, TopicsCommand.class, TopologyCommand.class, GatewayCommand.class,
+            ToolExecutorCommand.class, ConnectCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 ok, 1 failed while running, 2 usage error,",
             "  3 Kafka unreachable or topics missing, 4 bad configuration file.",
             "Environment: TURNSTREAM_BOOTSTRAP_SERVERS (default broker list),",

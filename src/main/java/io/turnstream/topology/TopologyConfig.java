@@ -3,6 +3,7 @@ package io.turnstream.topology;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Settings;
+import io.turnstream.schema.WireFormats;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
@@ -74,7 +75,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
                 settings.getLong(CLOSED_TURN_RETENTION_MS, idle),
                 settings.get(APPLICATION_ID, DEFAULT_APPLICATION_ID),
                 settings.get(STATE_DIR, DEFAULT_STATE_DIR),
-                WireFormat.JSON,
+                WireFormats.from(settings),
                 settings.kafkaProperties());
     }
 

@@ -76,6 +76,16 @@ class CliTest {
                     + "TURNSTREAM_BOOTSTRAP_SERVERS) and the security settings in --config right?");
             assertThat(topology.stdout()).isEmpty();
         }
+        for (List<String> service : List.of(List.of("gateway", "--port", "0"),
+                List.of("tool-executor", "--workspace", dir.toString()))) {
+            List<String> args = new java.util.ArrayList<>(service);
+            args.addAll(List.of("--bootstrap-servers", nobody, "--config", config.toString()));
+            CliRun run = run(args.toArray(String[]::new));
+            assertThat(run.exitCode()).as(service.get(0)).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(run.err().lines().toList()).as(service.get(0)).containsExactly("turnstream " + service.get(0)
+                    + ": error: cannot reach Kafka at " + nobody + " within 1 s: is the broker running, and are "
+                    + "--bootstrap-servers (or TURNSTREAM_BOOTSTRAP_SERVERS) and the security settings in --config right?");
+        }
     }
 
     @Test

@@ -1,0 +1,326 @@
+package io.turnstream.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.GatewayMetrics.Counter;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ErrorCodes;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.provider.ModelRequest;
+import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.StepItems;
+import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemTypes;
+import io.turnstream.model.Json;
+import io.turnstream.model.OutputItem;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.Usage;
+import io.turnstream.model.ToolResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Runs one turn: {@code response_start}, the user's prompt as a held user message, then model steps.
+ * A step that ends with tool calls waits for their results from {@code llm.tool-results}, publishes
+ * each as a {@code function_call_output} item, and calls the model again with them. The turn ends
+ * at a final answer, at the step limit, on cancel ({@code aborted}) or on error. This class is the
+ * only writer of the turn's raw events.
+ */
+final class AgentLoop implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(60);
+
+    /** Everything a turn needs to know, resolved and validated. */
+    record Turn(String turnId, String threadId, String runId, Providers.Resolved provider, String fallbackModel,
+                String system, List<Conversation.Entry> conversation, String prompt,
+                List<ToolDefinition> tools, int maxSteps) {
+    }
+
+    /** The turn ended early; the terminal event is already published. */
+    private static final class TurnEnded extends Exception {
+        final String status;
+
+        TurnEnded(String status) {
+            super(status, null, false, false);
+            this.status = status;
+        }
+    }
+
+    private final Turn turn;
+    private final TurnRegistry.ActiveTurn active;
+    private final TurnRegistry registry;
+    private final GatewayProducer producer;
+    private final ProviderClient client;
+    private final GatewayMetrics metrics;
+    private final GatewayConfig config;
+    private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
+    private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
+    private String model;
+    private long promptTokens;
+    private long completionTokens;
+    private boolean usageReported;
+
+    AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
+              ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
+        this.turn = turn;
+        this.active = active;
+        this.registry = registry;
+        this.producer = producer;
+        this.client = client;
+        this.metrics = metrics;
+        this.config = config;
+        this.model = turn.provider().model();
+    }
+
+    @Override
+    public void run() {
+        MDC.put("turnId", turn.turnId());
+        long started = System.nanoTime();
+        String status = StepOutcome.Status.ERROR.wire();
+        try {
+            status = steps();
+        } catch (TurnEnded ended) {
+            status = ended.status;
+        } catch (RuntimeException e) {
+            LOG.error("turn failed inside the gateway", e);
+            publish(new StreamPayload.ResponseError(turn.runId(), ErrorInfo.of(ErrorCodes.INTERNAL,
+                    "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
+        } finally {
+            awaitDelivery();
+            count(status);
+            registry.finish(turn.turnId(), status);
+            LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
+                    (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
+            MDC.remove("turnId");
+        }
+    }
+
+    private String steps() throws TurnEnded {
+        LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
+                turn.threadId(), turn.provider().name(), model, turn.maxSteps());
+        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
+                turn.provider().name(), System.currentTimeMillis()));
+        publishUserPrompt();
+        Conversation conversation = new Conversation(turn.conversation());
+        for (int step = 1; step <= turn.maxSteps(); step++) {
+            StepOutcome outcome = callModel(step, conversation);
+            addUsage(outcome.usage());
+            ensurePublishing();
+            switch (outcome.status()) {
+                case ABORTED -> throw aborted();
+                case ERROR -> {
+                    publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
+                    return StepOutcome.Status.ERROR.wire();
+                }
+                default -> {
+                    // complete: go on
+                }
+            }
+            LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
+                    outcome.toolCalls().size());
+            conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
+            if (outcome.toolCalls().isEmpty()) {
+                return done(outcome.finishReason());
+            }
+            conversation.add(awaitToolResults(step, outcome.toolCalls()));
+        }
+        LOG.info("turn reached its limit of {} steps", turn.maxSteps());
+        return done(FinishReasons.MAX_STEPS);
+    }
+
+    private String done(String finishReason) {
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason));
+        return StepOutcome.Status.COMPLETE.wire();
+    }
+
+    private TurnEnded aborted() {
+        LOG.info("turn cancelled: {}", active.cancel.reason());
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null));
+        return new TurnEnded(StepOutcome.Status.ABORTED.wire());
+    }
+
+    private void publishUserPrompt() {
+        String id = turn.runId() + "-user-prompt";
+        publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null, ItemTypes.ORIGIN_USER));
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
+                null, null, null, null, null, null)));
+    }
+
+    /**
+     * One model call, retried on transient failures only while nothing of the step has been
+     * published; on overload, switched once to the fallback model when there is one.
+     */
+    private StepOutcome callModel(int step, Conversation conversation) {
+        StepItems items = new StepItems(turn.runId() + "-s" + step, turn.provider().name(), this::publish);
+        for (int attempt = 1; ; attempt++) {
+            ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
+                    config.maxTokens(), config.thinkingBudget());
+            metrics.increment(Counter.MODEL_CALLS);
+            StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
+                    active.cancel);
+            if (outcome.status() != StepOutcome.Status.ERROR) {
+                return outcome;
+            }
+            metrics.increment(Counter.PROVIDER_ERRORS);
+            if (ErrorCodes.STREAM_STALLED.equals(outcome.error().code())) {
+                metrics.increment(Counter.STALLS);
+            }
+            LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, attempt, model, outcome.error().code(),
+                    outcome.error().message());
+            if (!outcome.canRetry() || active.cancel.isCancelled()) {
+                return outcome;
+            }
+            String fallback = turn.fallbackModel();
+            if (outcome.overloaded() && fallback != null && !fallback.equals(model)) {
+                LOG.warn("model {} is overloaded; falling back to {} for the rest of the turn", model, fallback);
+                metrics.increment(Counter.FALLBACKS);
+                model = fallback;
+                continue;
+            }
+            if (attempt >= config.retry().maxAttempts()) {
+                LOG.warn("giving up on step {} after {} attempts", step, attempt);
+                return outcome;
+            }
+            Duration delay = config.retry().delay(attempt, outcome.retryAfter());
+            if (delay == null) {
+                LOG.warn("the provider asks to retry after {} s, longer than the {} s we wait; giving up",
+                        outcome.retryAfter().toSeconds(), config.retry().maxDelay().toSeconds());
+                return outcome;
+            }
+            metrics.increment(Counter.RETRIES);
+            LOG.warn("retrying step {} in {} ms (retry {} of {})", step, delay.toMillis(), attempt,
+                    config.retry().maxAttempts() - 1);
+            if (active.cancel.sleep(delay)) {
+                return StepOutcome.abortedBeforeStream();
+            }
+        }
+    }
+
+    /**
+     * Waits for every call's result, publishing each as a {@code function_call_output} item as it
+     * arrives; returns them in call order for the next request.
+     */
+    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls) throws TurnEnded {
+        Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
+        calls.forEach(call -> pending.put(call, active.result(call.callId())));
+        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
+        long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
+        while (!pending.isEmpty()) {
+            List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
+            waitingFor.add(active.cancel.future());
+            try {
+                CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
+                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                ToolCallRequest late = pending.keySet().iterator().next();
+                publish(new StreamPayload.ResponseError(turn.runId(), ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT,
+                        "no result for tool call " + late.callId() + " (" + late.name() + ") within "
+                                + config.toolResultTimeout().toSeconds() + " s; is the tool executor running?")));
+                throw new TurnEnded(StepOutcome.Status.ERROR.wire());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw aborted();
+            } catch (ExecutionException impossible) {
+                throw new IllegalStateException(impossible);
+            }
+            if (active.cancel.isCancelled()) {
+                throw aborted();
+            }
+            for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
+                var entry = it.next();
+                if (entry.getValue().isDone()) {
+                    it.remove();
+                    ToolCallRequest call = entry.getKey();
+                    outputs.put(call.callId(), publishOutput(step, calls.indexOf(call), call, entry.getValue().join()));
+                }
+            }
+        }
+        List<Conversation.ToolOutput> ordered = new ArrayList<>();
+        calls.forEach(call -> ordered.add(outputs.get(call.callId())));
+        return new Conversation.ToolOutputs(ordered);
+    }
+
+    private Conversation.ToolOutput publishOutput(int step, int index, ToolCallRequest call, ToolResult result) {
+        String id = turn.runId() + "-s" + step + "-out" + index;
+        String name = result.toolName() != null ? result.toolName() : call.name();
+        JsonNode output = result.output();
+        String errorText = result.error() == null ? null : result.error().code() + ": " + result.error().message();
+        if (!result.success() && (output == null || output.isNull()) && errorText != null) {
+            output = TextNode.valueOf(errorText);
+        }
+        publish(new StreamPayload.ItemStart(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null));
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, null, name, null,
+                call.callId(), output, result.success(), null)));
+        String text = Json.asText(output);
+        return new Conversation.ToolOutput(call.callId(), name, text == null ? "" : text, result.success());
+    }
+
+    private void publish(StreamPayload payload) {
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), payload);
+        sent.whenComplete((ok, error) -> {
+            if (error != null && publishFailure.compareAndSet(null, error)) {
+                metrics.increment(Counter.PUBLISH_FAILURES);
+                LOG.error("cannot publish the turn's events: {}", error.getMessage());
+            }
+        });
+        metrics.increment(Counter.EVENTS_PUBLISHED);
+        lastPublished = sent;
+    }
+
+    /** A turn whose events cannot reach Kafka is stopped: continuing would spend tokens nobody sees. */
+    private void ensurePublishing() throws TurnEnded {
+        if (publishFailure.get() != null) {
+            active.cancel.cancel("events cannot be published");
+            throw new TurnEnded(StepOutcome.Status.ERROR.wire());
+        }
+    }
+
+    /** The turn is reported finished only once its last event is on the broker. */
+    private void awaitDelivery() {
+        try {
+            lastPublished.get(DELIVERY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("the turn's last events may not have reached Kafka: {}", e.getMessage());
+        }
+    }
+
+    private void addUsage(Usage usage) {
+        if (usage != null) {
+            usageReported = true;
+            promptTokens += usage.promptTokens();
+            completionTokens += usage.completionTokens();
+        }
+    }
+
+    /** The turn's usage: every step's, summed. */
+    private Usage usage() {
+        return usageReported ? new Usage(promptTokens, completionTokens, promptTokens + completionTokens) : null;
+    }
+
+    private void count(String status) {
+        if (StepOutcome.Status.COMPLETE.wire().equals(status)) {
+            metrics.increment(Counter.TURNS_COMPLETED);
+        } else if (StepOutcome.Status.ABORTED.wire().equals(status)) {
+            metrics.increment(Counter.TURNS_ABORTED);
+        } else {
+            metrics.increment(Counter.TURNS_FAILED);
+        }
+    }
+}

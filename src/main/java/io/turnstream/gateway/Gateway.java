@@ -1,0 +1,175 @@
+package io.turnstream.gateway;
+
+import io.turnstream.gateway.provider.BuiltInTools;
+import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.Topics;
+import io.turnstream.model.WireFormat;
+import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.Settings;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The LLM gateway as a service: the HTTP API, the agent loops of running turns, the producer of
+ * {@code llm.raw-events} and the reader of tool results and cancels. Start it with
+ * {@link #start(Settings)} (or in-process with explicit provider endpoints) and close it to stop.
+ */
+public final class Gateway implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+
+    /** What a cancel request found. */
+    public enum CancelOutcome {
+        /** The turn was running here and is being stopped. */
+        CANCELLING,
+        /** The turn already finished. */
+        FINISHED,
+        /** This gateway does not know the turn. */
+        UNKNOWN
+    }
+
+    private final GatewayConfig config;
+    private final GatewayMetrics metrics = new GatewayMetrics();
+    private final TurnRegistry registry = new TurnRegistry();
+    private final StallWatchdog watchdog = new StallWatchdog();
+    private final AtomicInteger turnThreads = new AtomicInteger();
+    private final ExecutorService turns = Executors.newCachedThreadPool(r -> {
+        Thread thread = new Thread(r, "turn-" + turnThreads.incrementAndGet());
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final Providers providers;
+    private final ProviderClient client;
+    private final GatewayProducer producer;
+    private final TurnInbox inbox;
+    private final GatewayServer server;
+
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+        this.config = GatewayConfig.from(settings);
+        Topics topics = settings.topics();
+        this.providers = new Providers(endpoints, config);
+        this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
+        WireFormat wire = WireFormats.from(settings);
+        this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        TurnInbox startedInbox = null;
+        try {
+            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            List<GatewayServer.Routes> routes = new ArrayList<>();
+            routes.add(new TurnsApi(this));
+            routes.addAll(extraRoutes);
+            this.server = GatewayServer.start(config.host(), config.port(), routes);
+        } catch (RuntimeException e) {
+            if (startedInbox != null) {
+                startedInbox.close();
+            }
+            producer.close();
+            watchdog.close();
+            throw e;
+        }
+        this.inbox = startedInbox;
+        LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
+    }
+
+    /** With provider keys and URLs from the environment. */
+    public static Gateway start(Settings settings) {
+        return start(settings, ProviderEndpoints.fromEnvironment(System.getenv()), List.of());
+    }
+
+    /** @param extraRoutes more routes for the same HTTP server */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+        return new Gateway(settings, endpoints, extraRoutes);
+    }
+
+    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    public TurnStatus startTurn(TurnRequest request) {
+        Providers.Resolved provider = providers.resolve(request.provider(), request.model());
+        if (registry.runningCount() >= config.maxConcurrentTurns()) {
+            metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
+            throw new ApiError(429, "the gateway is running its limit of " + config.maxConcurrentTurns()
+                    + " turns; try again when one finishes");
+        }
+        String turnId = "turn-" + UUID.randomUUID();
+        String runId = "run-" + UUID.randomUUID();
+        String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
+        AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
+                request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
+                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+        TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
+        TurnRegistry.ActiveTurn active = registry.register(status);
+        try {
+            turns.execute(new AgentLoop(turn, active, registry, producer, client, metrics, config));
+        } catch (RejectedExecutionException shuttingDown) {
+            registry.finish(turnId, "error");
+            throw new ApiError(503, "the gateway is shutting down");
+        }
+        metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
+        return status;
+    }
+
+    /**
+     * Stops a running turn (status {@code aborted}, open items closed) and publishes the cancel to
+     * the control topic, so the tool executor aborts the turn's running tools.
+     */
+    public CancelOutcome cancel(String turnId, String reason) {
+        Optional<TurnStatus> status = registry.status(turnId);
+        if (status.isEmpty()) {
+            return CancelOutcome.UNKNOWN;
+        }
+        if (!registry.cancel(turnId, reason)) {
+            return CancelOutcome.FINISHED;
+        }
+        producer.control(ControlMessage.cancel(turnId, reason)).whenComplete((ok, error) -> {
+            if (error != null) {
+                LOG.error("cannot publish the cancel of turn {}: {}", turnId, error.getMessage());
+            }
+        });
+        return CancelOutcome.CANCELLING;
+    }
+
+    public Optional<TurnStatus> status(String turnId) {
+        return registry.status(turnId);
+    }
+
+    public GatewayMetrics metrics() {
+        return metrics;
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public String baseUrl() {
+        return server.baseUrl();
+    }
+
+    /** Stops accepting turns, cancels the running ones (they end {@code aborted}), then stops everything. */
+    @Override
+    public void close() {
+        server.close();
+        registry.running().forEach(turn -> turn.cancel.cancel("the gateway is shutting down"));
+        turns.shutdown();
+        try {
+            if (!turns.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.warn("some turns did not stop within 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        inbox.close();
+        producer.close();
+        providers.close();
+        watchdog.close();
+    }
+}

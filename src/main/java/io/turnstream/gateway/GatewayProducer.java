@@ -1,0 +1,72 @@
+package io.turnstream.gateway;
+
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.Topics;
+import io.turnstream.model.WireFormat;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The gateway's one Kafka producer. Raw events are keyed by run id, so a run's events share one
+ * partition and stay in order; the producer is idempotent with {@code acks=all}, so a retried send
+ * is neither lost nor doubled. Cancel commands go to the control topic keyed by turn id.
+ */
+public final class GatewayProducer implements AutoCloseable {
+
+    private final KafkaProducer<String, byte[]> producer;
+    private final Topics topics;
+    private final WireFormat format;
+
+    public GatewayProducer(Properties kafkaProperties, Topics topics, WireFormat format) {
+        Properties props = new Properties();
+        props.putAll(kafkaProperties);
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-gateway");
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        this.producer = new KafkaProducer<>(props);
+        this.topics = topics;
+        this.format = format;
+    }
+
+    /** Sends one event of a run; completes when the broker has it, or exceptionally when it never will. */
+    public CompletableFuture<Void> rawEvent(String runId, StreamPayload payload) {
+        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), runId, payload);
+        return send(new ProducerRecord<>(topics.rawEvents(), runId, format.write(topics.rawEvents(), event)));
+    }
+
+    public CompletableFuture<Void> control(ControlMessage message) {
+        return send(new ProducerRecord<>(topics.control(), message.turnId(), format.write(topics.control(), message)));
+    }
+
+    private CompletableFuture<Void> send(ProducerRecord<String, byte[]> record) {
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        try {
+            producer.send(record, (metadata, error) -> {
+                if (error != null) {
+                    sent.completeExceptionally(error);
+                } else {
+                    sent.complete(null);
+                }
+            });
+        } catch (RuntimeException e) {
+            sent.completeExceptionally(e);
+        }
+        return sent;
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(30));
+    }
+}

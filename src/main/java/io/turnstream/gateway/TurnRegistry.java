@@ -1,0 +1,91 @@
+package io.turnstream.gateway;
+
+import io.turnstream.gateway.provider.CancelSignal;
+import io.turnstream.model.ToolResult;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The turns this gateway runs, and the last few thousand it finished. Tool results and cancel
+ * commands from Kafka are routed here by turn id.
+ */
+final class TurnRegistry {
+
+    private static final int FINISHED_KEPT = 5_000;
+
+    /** A running turn: its cancel signal and the results of its tool calls as they arrive. */
+    static final class ActiveTurn {
+        final TurnStatus status;
+        final CancelSignal cancel = new CancelSignal();
+        private final Map<String, CompletableFuture<ToolResult>> results = new ConcurrentHashMap<>();
+
+        ActiveTurn(TurnStatus status) {
+            this.status = status;
+        }
+
+        /** The result of a call, whether it has arrived yet or not. */
+        CompletableFuture<ToolResult> result(String callId) {
+            return results.computeIfAbsent(callId, id -> new CompletableFuture<>());
+        }
+    }
+
+    private final Map<String, ActiveTurn> active = new ConcurrentHashMap<>();
+    private final Map<String, TurnStatus> finished = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, TurnStatus> eldest) {
+                    return size() > FINISHED_KEPT;
+                }
+            });
+
+    ActiveTurn register(TurnStatus status) {
+        ActiveTurn turn = new ActiveTurn(status);
+        active.put(status.turnId(), turn);
+        return turn;
+    }
+
+    void finish(String turnId, String status) {
+        ActiveTurn turn = active.remove(turnId);
+        if (turn != null) {
+            finished.put(turnId, turn.status.withStatus(status));
+        }
+    }
+
+    /** @return false when no running turn has this id */
+    boolean deliver(String turnId, ToolResult result) {
+        ActiveTurn turn = active.get(turnId);
+        if (turn == null || result.callId() == null) {
+            return false;
+        }
+        turn.result(result.callId()).complete(result);
+        return true;
+    }
+
+    /** @return false when no running turn has this id */
+    boolean cancel(String turnId, String reason) {
+        ActiveTurn turn = active.get(turnId);
+        if (turn == null) {
+            return false;
+        }
+        turn.cancel.cancel(reason);
+        return true;
+    }
+
+    Optional<TurnStatus> status(String turnId) {
+        ActiveTurn turn = active.get(turnId);
+        return turn != null ? Optional.of(turn.status) : Optional.ofNullable(finished.get(turnId));
+    }
+
+    int runningCount() {
+        return active.size();
+    }
+
+    List<ActiveTurn> running() {
+        return List.copyOf(active.values());
+    }
+}

@@ -1,0 +1,74 @@
+package io.turnstream.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.turnstream.model.Json;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The turns API: {@code POST /v1/turns}, {@code POST /v1/turns/{turnId}/cancel},
+ * {@code GET /v1/turns/{turnId}}, plus {@code GET /metrics} and {@code GET /health}.
+ */
+final class TurnsApi implements GatewayServer.Routes {
+
+    private final Gateway gateway;
+
+    TurnsApi(Gateway gateway) {
+        this.gateway = gateway;
+    }
+
+    @Override
+    public void register(RoutesConfig routes) {
+        routes.post("/v1/turns", this::start);
+        routes.post("/v1/turns/{turnId}/cancel", this::cancel);
+        routes.get("/v1/turns/{turnId}", this::status);
+        routes.get("/metrics", ctx -> ctx.json(gateway.metrics().snapshot()));
+        routes.get("/health", ctx -> ctx.json(Map.of("status", "ok")));
+    }
+
+    private void start(Context ctx) {
+        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()));
+        Map<String, String> body = new LinkedHashMap<>();
+        body.put("turnId", turn.turnId());
+        body.put("threadId", turn.threadId());
+        body.put("runId", turn.runId());
+        ctx.status(202).json(body);
+    }
+
+    private void cancel(Context ctx) {
+        String turnId = ctx.pathParam("turnId");
+        String reason = cancelReason(ctx.body());
+        switch (gateway.cancel(turnId, reason)) {
+            case CANCELLING -> ctx.status(202).json(Map.of("turnId", turnId, "status", "cancelling"));
+            case FINISHED -> throw new ApiError(409, "turn " + turnId + " has already finished with status "
+                    + gateway.status(turnId).map(TurnStatus::status).orElse("unknown"));
+            case UNKNOWN -> throw ApiError.notFound("no turn " + turnId + " on this gateway");
+        }
+    }
+
+    /** The body is optional; when present it is {@code {"reason": "..."}}. */
+    private static String cancelReason(String body) {
+        if (body == null || body.isBlank()) {
+            return "cancelled by the user";
+        }
+        JsonNode json;
+        try {
+            json = Json.MAPPER.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw ApiError.badRequest("the body is not valid JSON: " + e.getOriginalMessage());
+        }
+        JsonNode reason = json == null ? null : json.get("reason");
+        if (json == null || !json.isObject() || (reason != null && !reason.isTextual())) {
+            throw ApiError.badRequest("the body, when given, must be {\"reason\": \"...\"}");
+        }
+        return reason == null ? "cancelled by the user" : reason.asText();
+    }
+
+    private void status(Context ctx) {
+        String turnId = ctx.pathParam("turnId");
+        ctx.json(gateway.status(turnId).orElseThrow(() -> ApiError.notFound("no turn " + turnId + " on this gateway")));
+    }
+}

@@ -1,0 +1,77 @@
+package io.turnstream.gateway.provider;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.turnstream.model.Json;
+import java.net.http.HttpRequest;
+import java.util.List;
+
+/** Anthropic's Messages API ({@code POST /v1/messages}, {@code stream: true}); also what the simulated provider speaks. */
+public final class AnthropicMessagesAdapter implements ProviderAdapter {
+
+    public static final String ID = "anthropic";
+    static final String API_VERSION = "2023-06-01";
+
+    @Override
+    public HttpRequest.Builder request(ModelRequest request, ProviderEndpoint endpoint) {
+        ObjectNode body = ProviderAdapter.streamingBody(request.model());
+        body.put("max_tokens", request.maxTokens());
+        if (request.system() != null) {
+            body.put("system", request.system());
+        }
+        Conversation.render(request.conversation(), new MessagesRenderer(body.putArray("messages")));
+        if (!request.tools().isEmpty()) {
+            ArrayNode tools = body.putArray("tools");
+            ProviderAdapter.renderTools(request.tools(), tools::addObject, "input_schema");
+        }
+        if (request.thinkingBudget() != null) {
+            body.putObject("thinking").put("type", "enabled").put("budget_tokens", request.thinkingBudget());
+        }
+        HttpRequest.Builder http = ProviderAdapter.jsonPost(endpoint.resolve("/v1/messages"), body)
+                .header("anthropic-version", API_VERSION);
+        if (endpoint.hasKey()) {
+            http.header("x-api-key", endpoint.apiKey());
+        }
+        return http;
+    }
+
+    /** The conversation as Messages API {@code messages}. */
+    private static final class MessagesRenderer extends Conversation.RoleMessages {
+
+        MessagesRenderer(ArrayNode messages) {
+            super(messages);
+        }
+
+        @Override
+        public void assistantNative(JsonNode content) {
+            ArrayNode blocks = Json.MAPPER.createArrayNode();
+            for (JsonNode block : content) {
+                // the API rejects empty text blocks, which a refusal or an early stop can leave
+                if (!("text".equals(block.path("type").asText()) && block.path("text").asText().isEmpty())) {
+                    blocks.add(block);
+                }
+            }
+            if (!blocks.isEmpty()) {
+                out.addObject().put("role", "assistant").set("content", blocks);
+            }
+        }
+
+        @Override
+        public void toolOutputs(List<Conversation.ToolOutput> outputs) {
+            ArrayNode content = out.addObject().put("role", "user").putArray("content");
+            for (Conversation.ToolOutput output : outputs) {
+                content.addObject()
+                        .put("type", "tool_result")
+                        .put("tool_use_id", output.callId())
+                        .put("content", output.text())
+                        .put("is_error", !output.success());
+            }
+        }
+    }
+
+    @Override
+    public StreamNormalizer normalizer(StepItems items) {
+        return new AnthropicStreamNormalizer(items);
+    }
+}

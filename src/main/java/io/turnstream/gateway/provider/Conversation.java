@@ -1,0 +1,98 @@
+package io.turnstream.gateway.provider;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What has been said in a turn so far, provider-neutral except for the assistant's own steps: those
+ * are kept exactly as the provider sent them (thinking signatures, encrypted reasoning, server tool
+ * blocks) so they can be sent back verbatim on the next step.
+ */
+public final class Conversation {
+
+    /** One entry of the conversation. */
+    public sealed interface Entry {
+    }
+
+    public record UserText(String text) implements Entry {
+    }
+
+    /** Assistant text from the caller's history (not produced in this turn). */
+    public record AssistantText(String text) implements Entry {
+    }
+
+    /** An assistant step of this turn, in the wire shape of the adapter that produced it. */
+    public record AssistantNative(JsonNode content) implements Entry {
+    }
+
+    /** The results of one step's tool calls, in the order the model asked for them. */
+    public record ToolOutputs(List<ToolOutput> outputs) implements Entry {
+        public ToolOutputs {
+            outputs = List.copyOf(outputs);
+        }
+    }
+
+    /** @param text what the model reads: the tool's output, or its error */
+    public record ToolOutput(String callId, String toolName, String text, boolean success) {
+    }
+
+    /** What an adapter does with each kind of entry when it renders a request. */
+    public interface Renderer {
+        void user(String text);
+
+        void assistant(String text);
+
+        void assistantNative(JsonNode content);
+
+        void toolOutputs(List<ToolOutput> outputs);
+    }
+
+    /** Renders plain text turns as {@code {role, content}} objects, the shape every protocol accepts. */
+    public abstract static class RoleMessages implements Renderer {
+        protected final ArrayNode out;
+
+        protected RoleMessages(ArrayNode out) {
+            this.out = out;
+        }
+
+        @Override
+        public void user(String text) {
+            out.addObject().put("role", "user").put("content", text);
+        }
+
+        @Override
+        public void assistant(String text) {
+            out.addObject().put("role", "assistant").put("content", text);
+        }
+    }
+
+    public static void render(List<Entry> entries, Renderer renderer) {
+        for (Entry entry : entries) {
+            if (entry instanceof UserText user) {
+                renderer.user(user.text());
+            } else if (entry instanceof AssistantText assistant) {
+                renderer.assistant(assistant.text());
+            } else if (entry instanceof AssistantNative step) {
+                renderer.assistantNative(step.content());
+            } else if (entry instanceof ToolOutputs results) {
+                renderer.toolOutputs(results.outputs());
+            }
+        }
+    }
+
+    private final List<Entry> entries = new ArrayList<>();
+
+    public Conversation(List<Entry> history) {
+        entries.addAll(history);
+    }
+
+    public synchronized void add(Entry entry) {
+        entries.add(entry);
+    }
+
+    public synchronized List<Entry> entries() {
+        return List.copyOf(entries);
+    }
+}

@@ -1,0 +1,43 @@
+package io.turnstream.gateway.provider;
+
+/**
+ * Error codes the gateway puts in {@code item_error}, {@code response_error} and its logs when the
+ * provider gave none of its own. A provider's own error type (for example {@code overloaded_error}
+ * or {@code insufficient_quota}) is passed through as the code instead.
+ */
+public final class ErrorCodes {
+
+    /** An event's data was not JSON (or not an object): the stream is corrupt. */
+    public static final String BAD_PROVIDER_DATA = "BAD_PROVIDER_DATA";
+    /** The stream ended before the provider's terminal event. */
+    public static final String STREAM_TRUNCATED = "STREAM_TRUNCATED";
+    /** No bytes arrived for the stall timeout. */
+    public static final String STREAM_STALLED = "STREAM_STALLED";
+    /** The provider could not be reached, or the connection broke. */
+    public static final String CONNECTION_FAILED = "CONNECTION_FAILED";
+    /** The stream broke the protocol's rules (for example a second message spliced into the first). */
+    public static final String INVALID_RESPONSE = "INVALID_RESPONSE";
+    /** The provider reported an error without a type of its own. */
+    public static final String PROVIDER_ERROR = "PROVIDER_ERROR";
+    /** A tool call's result did not arrive on the tool-results topic in time. */
+    public static final String TOOL_RESULT_TIMEOUT = "TOOL_RESULT_TIMEOUT";
+    /** An unexpected failure inside the gateway. */
+    public static final String INTERNAL = "INTERNAL";
+
+    private ErrorCodes() {
+    }
+
+    /** Whether a provider error type means "try again later" rather than "this request is wrong". */
+    static boolean transientType(String type) {
+        if (type == null) {
+            return false;
+        }
+        String t = type.toLowerCase(java.util.Locale.ROOT);
+        return t.contains("overloaded") || t.contains("rate_limit") || t.contains("server_error")
+                || t.equals("api_error") || t.contains("timeout") || t.contains("unavailable");
+    }
+
+    static boolean overloadedType(String type) {
+        return type != null && type.toLowerCase(java.util.Locale.ROOT).contains("overloaded");
+    }
+}

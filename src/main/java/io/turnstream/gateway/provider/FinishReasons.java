@@ -1,0 +1,19 @@
+package io.turnstream.gateway.provider;
+
+/**
+ * The finish reasons a step reports in {@code response_done.finish_reason}, the same words for every
+ * provider. A provider reason with no equivalent passes through as the provider said it.
+ */
+public final class FinishReasons {
+
+    public static final String STOP = "stop";
+    public static final String TOOL_CALLS = "tool_calls";
+    public static final String LENGTH = "length";
+    public static final String CONTENT_FILTER = "content_filter";
+    public static final String REFUSAL = "refusal";
+    /** The turn reached its step limit while the model still wanted tools. */
+    public static final String MAX_STEPS = "max_steps";
+
+    private FinishReasons() {
+    }
+}

@@ -1,0 +1,94 @@
+package io.turnstream.gateway.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the simulated provider answers to one request: content blocks streamed at a token rate, or
+ * an HTTP error. Built fluently: {@code SimulatedReply.answer().thinking("...").text("...")}.
+ */
+public final class SimulatedReply {
+
+    /** One content block to stream. */
+    public sealed interface Block {
+    }
+
+    public record Thinking(String text) implements Block {
+    }
+
+    public record Text(String text) implements Block {
+    }
+
+    public record ToolUse(String name, JsonNode input) implements Block {
+    }
+
+    /** An HTTP error instead of a stream, in the Messages API's error shape. */
+    public record HttpError(int status, Integer retryAfterSeconds, String type, String message) {
+    }
+
+    private final List<Block> blocks = new ArrayList<>();
+    private final HttpError error;
+    private Double tokensPerSecond;
+    private Integer stallAfterTokens;
+
+    private SimulatedReply(HttpError error) {
+        this.error = error;
+    }
+
+    public static SimulatedReply answer() {
+        return new SimulatedReply(null);
+    }
+
+    /** An HTTP error, e.g. {@code httpError(429, 1, "rate_limit_error", "slow down")}; null retry-after sends none. */
+    public static SimulatedReply httpError(int status, Integer retryAfterSeconds, String type, String message) {
+        return new SimulatedReply(new HttpError(status, retryAfterSeconds, type, message));
+    }
+
+    public SimulatedReply thinking(String text) {
+        blocks.add(new Thinking(text));
+        return this;
+    }
+
+    public SimulatedReply text(String text) {
+        blocks.add(new Text(text));
+        return this;
+    }
+
+    public SimulatedReply toolUse(String name, JsonNode input) {
+        blocks.add(new ToolUse(name, input));
+        return this;
+    }
+
+    /** Overrides the server's token rate for this reply; 0 or less streams as fast as possible. */
+    public SimulatedReply tokensPerSecond(double rate) {
+        this.tokensPerSecond = rate;
+        return this;
+    }
+
+    /** Sends this many tokens, then nothing more while keeping the connection open: a stalled stream. */
+    public SimulatedReply stallAfterTokens(int tokens) {
+        this.stallAfterTokens = tokens;
+        return this;
+    }
+
+    public List<Block> blocks() {
+        return List.copyOf(blocks);
+    }
+
+    public HttpError error() {
+        return error;
+    }
+
+    public Double tokensPerSecondOverride() {
+        return tokensPerSecond;
+    }
+
+    public Integer stallAfterTokens() {
+        return stallAfterTokens;
+    }
+
+    public boolean callsTools() {
+        return blocks.stream().anyMatch(b -> b instanceof ToolUse);
+    }
+}

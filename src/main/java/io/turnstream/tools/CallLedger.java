@@ -1,0 +1,147 @@
+package io.turnstream.tools;
+
+import io.turnstream.model.Json;
+import io.turnstream.model.ToolCall;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the executor knows about each call id, so a redelivered call is never run twice. Durable marks
+ * live in a compacted ledger topic keyed by call id, written in the same transaction as the result
+ * (or, for a non-idempotent call, committed before it runs), in the partition with the number of the
+ * tool-calls partition the call came from: an instance restores exactly the partitions it is assigned.
+ * Calls read since the last restore are remembered as well, so a duplicate record arriving while the
+ * first is still running or not yet committed is ignored too.
+ */
+final class CallLedger {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CallLedger.class);
+    private static final Duration RESTORE_TIMEOUT = Duration.ofMinutes(5);
+
+    enum Mark { STARTED, COMPLETED }
+
+    /** A ledger record's value; {@code offset} is the call's offset in tool-calls, so old marks can be forgotten. */
+    record Entry(String callId, String turnId, String toolName, String state, long offset, long at) {
+    }
+
+    private record Durable(Mark mark, long offset) {
+    }
+
+    private static final class PartitionLedger {
+        final Map<String, Durable> durable = new HashMap<>();
+        final Set<String> seen = new HashSet<>();
+    }
+
+    private final String topic;
+    private final Map<TopicPartition, PartitionLedger> partitions = new HashMap<>();
+
+    CallLedger(String topic) {
+        this.topic = topic;
+    }
+
+    /**
+     * Reads the ledger partitions of newly assigned tool-calls partitions to their end, keeping marks of
+     * calls at or after the committed offset (earlier calls are never redelivered).
+     */
+    void restore(Consumer<String, byte[]> reader, Map<TopicPartition, Long> committed) {
+        Map<TopicPartition, TopicPartition> sourceByLedger = new HashMap<>();
+        for (TopicPartition source : committed.keySet()) {
+            sourceByLedger.put(new TopicPartition(topic, source.partition()), source);
+            partitions.put(source, new PartitionLedger());
+        }
+        List<TopicPartition> ledgerPartitions = List.copyOf(sourceByLedger.keySet());
+        reader.assign(ledgerPartitions);
+        reader.seekToBeginning(ledgerPartitions);
+        Map<TopicPartition, Long> end = reader.endOffsets(ledgerPartitions);
+        long deadline = System.nanoTime() + RESTORE_TIMEOUT.toNanos();
+        while (ledgerPartitions.stream().anyMatch(p -> reader.position(p) < end.get(p))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("could not read the ledger " + topic + " to its end within " + RESTORE_TIMEOUT);
+            }
+            for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
+                TopicPartition source = sourceByLedger.get(new TopicPartition(record.topic(), record.partition()));
+                Entry entry = parse(record);
+                if (entry != null && entry.offset() >= committed.getOrDefault(source, 0L)) {
+                    partitions.get(source).durable.put(entry.callId(), new Durable(Mark.valueOf(entry.state()), entry.offset()));
+                }
+            }
+        }
+        reader.unsubscribe();
+        LOG.info("restored the marks of {} calls for {}", committed.keySet().stream()
+                .mapToInt(source -> partitions.get(source).durable.size()).sum(), committed.keySet());
+    }
+
+    /** The durable mark of a call, or null when none was committed. */
+    Mark markOf(RecordPosition position, String callId) {
+        Durable durable = ledger(position).durable.get(callId);
+        return durable == null ? null : durable.mark();
+    }
+
+    /** True when this call id was read before since the last restore: the record is a duplicate. */
+    boolean seenBefore(RecordPosition position, String callId) {
+        return !ledger(position).seen.add(callId);
+    }
+
+    ProducerRecord<String, byte[]> record(ToolCall call, RecordPosition position, Mark mark) {
+        Entry entry = new Entry(call.callId(), call.turnId(), call.toolName(), mark.name(), position.offset(),
+                System.currentTimeMillis());
+        return new ProducerRecord<>(topic, position.partition().partition(), call.callId(), Json.toBytes(entry));
+    }
+
+    /** A mark was committed. */
+    void committed(ToolCall call, RecordPosition position, Mark mark) {
+        PartitionLedger ledger = partitions.get(position.partition());
+        if (ledger != null) {
+            ledger.durable.put(call.callId(), new Durable(mark, position.offset()));
+            if (mark == Mark.COMPLETED) {
+                ledger.seen.remove(call.callId());
+            }
+        }
+    }
+
+    /** Marks of calls before the committed offsets are no longer needed: those records are not read again. */
+    void prune(Map<TopicPartition, Long> committed) {
+        committed.forEach((partition, offset) -> {
+            PartitionLedger ledger = partitions.get(partition);
+            if (ledger != null) {
+                ledger.durable.values().removeIf(durable -> durable.offset() < offset);
+            }
+        });
+    }
+
+    /** After a rewind every record is read again from the committed offsets. */
+    void forgetSeen() {
+        partitions.values().forEach(ledger -> ledger.seen.clear());
+    }
+
+    void forget(Collection<TopicPartition> revoked) {
+        revoked.forEach(partitions::remove);
+    }
+
+    private PartitionLedger ledger(RecordPosition position) {
+        return partitions.computeIfAbsent(position.partition(), p -> new PartitionLedger());
+    }
+
+    private Entry parse(ConsumerRecord<String, byte[]> record) {
+        try {
+            Entry entry = Json.fromBytes(record.value(), Entry.class);
+            Mark.valueOf(entry.state());
+            return entry.callId() == null ? null : entry;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("skipping unreadable ledger record at {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), e.getMessage());
+            return null;
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package io.turnstream.tools;
+
+import io.turnstream.runtime.Settings;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The tool executor's settings, from {@code turnstream.tool-executor.*} properties (see docs/readme-tools.md).
+ *
+ * @param instanceId      stable per instance: it is the consumer's static group membership and the producer's
+ *                        transactional id, so a restarted instance takes over at once and fences its predecessor
+ * @param maxConcurrency  the most concurrency-safe calls of one turn that run at once
+ * @param maxInFlight     the most calls one instance holds (queued or running); above it, it stops fetching
+ * @param turnMemory      how long an idle turn's state and a turn's cancellation are remembered
+ * @param ledgerRetention how long the ledger keeps a call's mark; longer than a call can wait to be redelivered
+ */
+public record ToolExecutorConfig(Path workspace, String groupId, String instanceId, int maxConcurrency, int maxInFlight,
+                                 Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
+                                 OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
+                                 Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
+                                 String deadLetterTopic) {
+
+    public static final String PREFIX = "turnstream.tool-executor.";
+    public static final String WORKSPACE = PREFIX + "workspace";
+    private static final String TOOL_TIMEOUT_PREFIX = PREFIX + "timeout-ms.";
+
+    public static ToolExecutorConfig from(Settings settings) {
+        String workspace = settings.get(WORKSPACE, null);
+        if (workspace == null || workspace.isBlank()) {
+            throw new IllegalArgumentException("the tool executor needs a workspace directory (" + WORKSPACE + " or --workspace)");
+        }
+        Path workspacePath = Path.of(workspace).toAbsolutePath().normalize();
+        Duration maxTimeout = millis(settings, "max-timeout-ms", 600_000);
+        Map<String, Duration> toolTimeouts = new HashMap<>();
+        for (String key : settings.all().stringPropertyNames()) {
+            if (key.startsWith(TOOL_TIMEOUT_PREFIX)) {
+                toolTimeouts.put(key.substring(TOOL_TIMEOUT_PREFIX.length()), millis(settings, key.substring(PREFIX.length()), 0));
+            }
+        }
+        return new ToolExecutorConfig(
+                workspacePath,
+                settings.get(PREFIX + "group-id", "turnstream-tool-executor"),
+                settings.get(PREFIX + "instance-id", defaultInstanceId(workspacePath)),
+                positive(settings, "max-concurrency", 10),
+                positive(settings, "max-in-flight", 100),
+                millis(settings, "timeout-ms", 120_000),
+                maxTimeout,
+                Map.copyOf(toolTimeouts),
+                new OutputLimits(positive(settings, "max-output-bytes", 100 * 1024), positive(settings, "max-output-lines", 2000)),
+                bool(settings, "abort-siblings-on-failure", true),
+                positive(settings, "doom-loop-threshold", 3),
+                millis(settings, "turn-memory-ms", 600_000),
+                Duration.ofMillis(settings.getLong(PREFIX + "shutdown-grace-ms", 10_000)),
+                settings.get("turnstream.topic.tool-ledger", "llm.tool-ledger"),
+                Duration.ofMillis(settings.getLong(PREFIX + "ledger-retention-ms", Duration.ofDays(7).toMillis())),
+                settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq"));
+    }
+
+    /** The timeout of a tool's calls: configured for it, else its own, else the default; never above the maximum. */
+    public Duration timeoutFor(Tool tool) {
+        Duration wanted = Optional.ofNullable(toolTimeouts.get(tool.name())).or(tool::timeout).orElse(defaultTimeout);
+        return wanted.compareTo(maxTimeout) > 0 ? maxTimeout : wanted;
+    }
+
+    /** Host name plus the workspace, so two executors on one host differ and a restart of one keeps its id. */
+    private static String defaultInstanceId(Path workspace) {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            host = Optional.ofNullable(System.getenv("HOSTNAME")).orElse("localhost");
+        }
+        return host + "-" + Integer.toHexString(workspace.toString().hashCode());
+    }
+
+    private static int positive(Settings settings, String key, int fallback) {
+        long value = settings.getLong(PREFIX + key, fallback);
+        if (value < 1 || value > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(PREFIX + key + " must be a positive whole number, got " + value);
+        }
+        return (int) value;
+    }
+
+    private static Duration millis(Settings settings, String key, long fallback) {
+        return Duration.ofMillis(positive(settings, key, (int) fallback));
+    }
+
+    private static boolean bool(Settings settings, String key, boolean fallback) {
+        String value = settings.get(PREFIX + key, Boolean.toString(fallback)).strip().toLowerCase(Locale.ROOT);
+        if (!value.equals("true") && !value.equals("false")) {
+            throw new IllegalArgumentException(PREFIX + key + " must be true or false, got '" + value + "'");
+        }
+        return Boolean.parseBoolean(value);
+    }
+}

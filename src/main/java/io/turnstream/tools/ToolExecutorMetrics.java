@@ -1,0 +1,128 @@
+package io.turnstream.tools;
+
+import io.turnstream.model.ToolResult;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntSupplier;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.JmxReporter;
+import org.apache.kafka.common.metrics.KafkaMetricsContext;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.metrics.stats.Avg;
+import org.apache.kafka.common.metrics.stats.CumulativeCount;
+import org.apache.kafka.common.metrics.stats.Max;
+import org.apache.kafka.common.metrics.stats.Rate;
+import org.apache.kafka.common.utils.Time;
+
+/**
+ * The executor's metrics, as Kafka metrics published over JMX under
+ * {@code turnstream.tools:type=tool-executor-metrics,instance-id=...[,tool=...]}: per tool
+ * {@code calls-total}, {@code calls-rate}, {@code errors-total}, {@code timeouts-total},
+ * {@code duration-avg-ms}, {@code duration-max-ms} (over the last minute); per instance {@code in-flight}
+ * (calls running), {@code queued} (calls waiting for their turn), {@code paused-partitions} and
+ * {@code dead-letters-total}.
+ */
+public final class ToolExecutorMetrics implements AutoCloseable {
+
+    static final String GROUP = "tool-executor-metrics";
+    /** Unknown tool names are counted under one tag, so a model that invents names cannot grow the metric set. */
+    static final String UNKNOWN_TOOL = "(unknown)";
+
+    private final Metrics metrics;
+    private final Map<String, String> instanceTags;
+
+    public ToolExecutorMetrics(String instanceId) {
+        this.metrics = new Metrics(new MetricConfig(), List.of(new JmxReporter()), Time.SYSTEM,
+                new KafkaMetricsContext("turnstream.tools"));
+        this.instanceTags = Map.of("instance-id", instanceId);
+    }
+
+    void gauges(IntSupplier running, IntSupplier queued, IntSupplier paused) {
+        metrics.addMetric(name("in-flight", "tool calls running now", instanceTags), (config, now) -> running.getAsInt());
+        metrics.addMetric(name("queued", "tool calls waiting for their turn's running calls", instanceTags),
+                (config, now) -> queued.getAsInt());
+        metrics.addMetric(name("paused-partitions", "tool-call partitions paused because max-in-flight calls are held",
+                instanceTags), (config, now) -> paused.getAsInt());
+    }
+
+    /** One result published for a call; the duration counts only for calls that ran. */
+    void record(ToolResult result) {
+        boolean unknown = result.error() != null && ToolErrors.TOOL_NOT_FOUND.equals(result.error().code());
+        String tool = unknown ? UNKNOWN_TOOL : result.toolName();
+        long now = System.currentTimeMillis();
+        long durationMs = result.completedAt() - result.startedAt();
+        sensor("calls", tool).record(1, now);
+        if (!result.success()) {
+            sensor("errors", tool).record(1, now);
+            if (result.error() != null && ToolErrors.TIMEOUT.equals(result.error().code())) {
+                sensor("timeouts", tool).record(1, now);
+            }
+        }
+        if (durationMs > 0) {
+            sensor("duration", tool).record(durationMs, now);
+        }
+    }
+
+    /** A tool-call record that was not a call went to the dead-letter topic. */
+    void deadLettered() {
+        Sensor sensor = metrics.getSensor("dead-letters");
+        if (sensor == null) {
+            sensor = metrics.sensor("dead-letters");
+            sensor.add(name("dead-letters-total", "tool-call records sent to the dead-letter topic", instanceTags), new CumulativeCount());
+        }
+        sensor.record();
+    }
+
+    /** The current value of a metric, for tests and embedding; {@code tool} null for the per-instance gauges. */
+    public double value(String metric, String tool) {
+        Map<String, String> tags = tool == null ? instanceTags : toolTags(tool);
+        var found = metrics.metric(metrics.metricName(metric, GROUP, tags));
+        return found == null ? 0 : ((Number) found.metricValue()).doubleValue();
+    }
+
+    private Sensor sensor(String kind, String tool) {
+        String sensorName = kind + "." + tool;
+        Sensor existing = metrics.getSensor(sensorName);
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (this) {
+            Sensor sensor = metrics.sensor(sensorName);
+            if (!sensor.hasMetrics()) {
+                Map<String, String> tags = toolTags(tool);
+                switch (kind) {
+                    case "calls" -> {
+                        sensor.add(name("calls-total", "tool calls answered", tags), new CumulativeCount());
+                        sensor.add(name("calls-rate", "tool calls answered per second", tags), new Rate());
+                    }
+                    case "errors" -> sensor.add(name("errors-total", "tool calls answered with an error", tags), new CumulativeCount());
+                    case "timeouts" -> sensor.add(name("timeouts-total", "tool calls that timed out", tags), new CumulativeCount());
+                    case "duration" -> {
+                        sensor.add(name("duration-avg-ms", "average run time of a tool call", tags), new Avg());
+                        sensor.add(name("duration-max-ms", "longest run time of a tool call", tags), new Max());
+                    }
+                    default -> throw new IllegalArgumentException(kind);
+                }
+            }
+            return sensor;
+        }
+    }
+
+    private Map<String, String> toolTags(String tool) {
+        Map<String, String> tags = new LinkedHashMap<>(instanceTags);
+        tags.put("tool", tool);
+        return tags;
+    }
+
+    private MetricName name(String name, String description, Map<String, String> tags) {
+        return metrics.metricName(name, GROUP, description, tags);
+    }
+
+    @Override
+    public void close() {
+        metrics.close();
+    }
+}

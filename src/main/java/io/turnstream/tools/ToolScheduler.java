@@ -1,0 +1,357 @@
+package io.turnstream.tools;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.ToolResult;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Runs tool calls per turn as Claude Code's streaming tool executor does. A call starts as soon as it
+ * arrives if it can: concurrency-safe calls run in parallel (up to {@code maxConcurrency} per turn), an
+ * unsafe call waits until the turn's running calls are done and then runs alone, and calls start in
+ * arrival order (a call never overtakes an earlier queued one). Turns are independent of each other.
+ * Every call gets exactly one result through {@link Outcomes#resolved}: its output, or an error for an
+ * unknown tool, invalid arguments, a doom loop, a timeout, a crash, a cancelled turn or a failed sibling;
+ * only {@link #dropPartitions}/{@link #dropAll} end calls without a result (their record is redelivered).
+ */
+final class ToolScheduler implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ToolScheduler.class);
+
+    /** Where the scheduler's decisions go; called under the scheduler's lock, so implementations only hand over. */
+    interface Outcomes {
+
+        /** The one result of a call. */
+        void resolved(ToolCall call, RecordPosition position, ToolResult result);
+
+        /** A non-idempotent call is next: record it durably as started, then call {@link #launch}. */
+        void startRequested(ScheduledCall call);
+    }
+
+    private enum State { QUEUED, STARTING, RUNNING }
+
+    /** One call accepted for running, from queued until its result. */
+    static final class ScheduledCall {
+        final ToolCall call;
+        final RecordPosition position;
+        final Tool tool;
+        final JsonNode arguments;
+        private State state = State.QUEUED;
+        private volatile boolean resolved;
+        private volatile boolean cancelled;
+        private long startedAt;
+        private Future<?> work;
+        private ScheduledFuture<?> timeout;
+
+        private ScheduledCall(ToolCall call, RecordPosition position, Tool tool, JsonNode arguments) {
+            this.call = call;
+            this.position = position;
+            this.tool = tool;
+            this.arguments = arguments;
+        }
+
+        private boolean active() {
+            return state != State.QUEUED;
+        }
+
+        /** Answered, aborted or dropped: it will not be launched. */
+        boolean resolved() {
+            return resolved;
+        }
+    }
+
+    /** A turn's calls that have no result yet, in arrival order, and its doom-loop count. */
+    private static final class Turn {
+        /** A turn's calls all come from one partition: they are keyed by turn id. */
+        final TopicPartition partition;
+        final List<ScheduledCall> calls = new ArrayList<>();
+        long lastActivity;
+        String lastToolName;
+        JsonNode lastArguments;
+        int repeats;
+
+        Turn(TopicPartition partition) {
+            this.partition = partition;
+        }
+
+        /** How many times in a row, this one included, the turn has called this tool with these arguments. */
+        int repeats(ToolCall call) {
+            boolean same = Objects.equals(call.toolName(), lastToolName) && Objects.equals(call.arguments(), lastArguments);
+            repeats = same ? repeats + 1 : 1;
+            lastToolName = call.toolName();
+            lastArguments = call.arguments();
+            return repeats;
+        }
+
+        boolean canStart(boolean safe, int maxConcurrency) {
+            int active = 0;
+            for (ScheduledCall call : calls) {
+                if (call.active()) {
+                    if (!call.tool.concurrencySafe()) {
+                        return false;
+                    }
+                    active++;
+                }
+            }
+            return active < maxConcurrency && (safe || active == 0);
+        }
+    }
+
+    private final ToolRegistry registry;
+    private final ToolExecutorConfig config;
+    private final Workspace workspace;
+    private final Outcomes outcomes;
+    private final ExecutorService workers = Executors.newCachedThreadPool(daemonThreads("turnstream-tool-"));
+    private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, daemonThreads("turnstream-tool-timer-"));
+    private final Map<String, Turn> turns = new HashMap<>();
+    private final Map<String, Long> cancelledTurns = new HashMap<>();
+    private final Map<String, ScheduledCall> unresolved = new HashMap<>();
+    private int running;
+
+    ToolScheduler(ToolRegistry registry, ToolExecutorConfig config, Workspace workspace, Outcomes outcomes) {
+        this.registry = registry;
+        this.config = config;
+        this.workspace = workspace;
+        this.outcomes = outcomes;
+        timers.setRemoveOnCancelPolicy(true);
+    }
+
+    /** Accepts a call: answers it at once when it cannot run, otherwise queues it and starts what can start. */
+    synchronized void submit(ToolCall call, RecordPosition position) {
+        long now = System.currentTimeMillis();
+        Turn turn = turns.computeIfAbsent(call.turnId(), id -> new Turn(position.partition()));
+        turn.lastActivity = now;
+        int repeats = turn.repeats(call);
+        Optional<Tool> tool = registry.find(call.toolName());
+        if (cancelledTurns.containsKey(call.turnId())) {
+            refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_USER);
+        } else if (tool.isEmpty()) {
+            refuse(call, position, ToolErrors.TOOL_NOT_FOUND, "Tool not found: " + call.toolName());
+        } else if (repeats >= config.doomLoopThreshold()) {
+            refuse(call, position, ToolErrors.DOOM_LOOP, "Not executed: this is call " + repeats + " in a row of "
+                    + call.toolName() + " with identical arguments in this turn (doom-loop guard); the earlier calls' "
+                    + "results stand, so change the arguments or try another approach");
+        } else {
+            ToolRegistry.ArgumentCheck check = registry.check(tool.get(), call.arguments());
+            if (!check.ok()) {
+                refuse(call, position, ToolErrors.INVALID_ARGUMENTS, "Invalid arguments for " + call.toolName() + ": " + check.problem());
+            } else {
+                ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments());
+                turn.calls.add(scheduled);
+                unresolved.put(call.callId(), scheduled);
+                startWhatCan(turn);
+            }
+        }
+    }
+
+    /** Starts a call whose start was requested (after its started marker is durable), unless it was resolved meanwhile. */
+    synchronized void launch(ScheduledCall call) {
+        if (call.resolved || call.state != State.STARTING) {
+            return;
+        }
+        call.state = State.RUNNING;
+        call.startedAt = System.currentTimeMillis();
+        running++;
+        Duration timeout = config.timeoutFor(call.tool);
+        call.work = workers.submit(() -> run(call));
+        call.timeout = timers.schedule(() -> timedOut(call, timeout), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** A user cancelled the turn: its calls, queued or running, and any that arrive later are aborted. */
+    synchronized void cancelTurn(String turnId) {
+        cancelledTurns.put(turnId, System.currentTimeMillis());
+        Turn turn = turns.get(turnId);
+        if (turn != null) {
+            abortAll(turn, ToolResults.ABORTED_BY_USER);
+        }
+    }
+
+    /** Stops the calls read from these partitions without a result: another owner (or a rewind) reads them again. */
+    synchronized void dropPartitions(Collection<TopicPartition> partitions) {
+        drop(partitions::contains);
+    }
+
+    synchronized void dropAll() {
+        drop(partition -> true);
+    }
+
+    /** Calls accepted and not yet answered: queued, starting or running. */
+    synchronized int unresolved() {
+        return unresolved.size();
+    }
+
+    synchronized int running() {
+        return running;
+    }
+
+    synchronized int queued() {
+        return unresolved.size() - running;
+    }
+
+    /** Forgets idle turns and old cancellations, so no state lives forever. */
+    synchronized void sweep() {
+        long horizon = System.currentTimeMillis() - config.turnMemory().toMillis();
+        turns.values().removeIf(turn -> turn.calls.isEmpty() && turn.lastActivity < horizon);
+        cancelledTurns.values().removeIf(at -> at < horizon);
+    }
+
+    @Override
+    public void close() {
+        dropAll();
+        workers.shutdownNow();
+        timers.shutdownNow();
+    }
+
+    private void startWhatCan(Turn turn) {
+        for (ScheduledCall call : turn.calls) {
+            if (call.state != State.QUEUED) {
+                continue;
+            }
+            if (!turn.canStart(call.tool.concurrencySafe(), config.maxConcurrency())) {
+                break;
+            }
+            call.state = State.STARTING;
+            if (call.tool.idempotent()) {
+                launch(call);
+            } else {
+                outcomes.startRequested(call);
+            }
+        }
+    }
+
+    private void run(ScheduledCall call) {
+        MDC.put("turnId", call.call.turnId());
+        try {
+            ToolContext context = new ToolContext(call.call.callId(), call.call.turnId(), workspace, config.limits(),
+                    () -> call.cancelled);
+            JsonNode output = call.tool.execute(call.arguments, context);
+            finish(call, ToolResults.success(call.call, config.limits().cap(output), call.startedAt), false);
+        } catch (ToolException e) {
+            finish(call, ToolResults.failure(call.call, e.code(), e.getMessage(), call.startedAt), e.unrecoverable());
+        } catch (IOException e) {
+            finish(call, ToolResults.failure(call.call, ToolErrors.TOOL_ERROR,
+                    e.getClass().getSimpleName() + ": " + e.getMessage(), call.startedAt), false);
+        } catch (Throwable e) {
+            // after an abort or a timeout the tool ends by exception: the call is resolved already and finish ignores it
+            if (!call.cancelled) {
+                LOG.warn("tool {} crashed on call {}", call.tool.name(), call.call.callId(), e);
+            }
+            finish(call, ToolResults.failure(call.call, ToolErrors.TOOL_CRASHED,
+                    "Tool " + call.tool.name() + " crashed: " + e, call.startedAt), true);
+        } finally {
+            MDC.remove("turnId");
+        }
+    }
+
+    private synchronized void finish(ScheduledCall call, ToolResult result, boolean unrecoverable) {
+        if (!resolve(call, result)) {
+            return;
+        }
+        Turn turn = turns.get(call.call.turnId());
+        if (unrecoverable && config.abortSiblingsOnFailure()) {
+            abortAll(turn, ToolResults.ABORTED_BY_SIBLING);
+        }
+        startWhatCan(turn);
+    }
+
+    private synchronized void timedOut(ScheduledCall call, Duration timeout) {
+        if (resolve(call, ToolResults.failure(call.call, ToolErrors.TIMEOUT, "Tool " + call.tool.name()
+                + " timed out after " + timeout.toMillis() + " ms and was stopped", call.startedAt))) {
+            stop(call);
+            startWhatCan(turns.get(call.call.turnId()));
+        }
+    }
+
+    private void abortAll(Turn turn, String message) {
+        for (ScheduledCall call : List.copyOf(turn.calls)) {
+            if (resolve(call, ToolResults.failure(call.call, ToolErrors.ABORTED, message,
+                    call.startedAt > 0 ? call.startedAt : System.currentTimeMillis()))) {
+                stop(call);
+            }
+        }
+    }
+
+    private void refuse(ToolCall call, RecordPosition position, String code, String message) {
+        outcomes.resolved(call, position, ToolResults.refusal(call, code, message));
+    }
+
+    /** Marks a call answered and hands its result over; false when it was answered already. */
+    private boolean resolve(ScheduledCall call, ToolResult result) {
+        if (!forget(call)) {
+            return false;
+        }
+        outcomes.resolved(call.call, call.position, result);
+        return true;
+    }
+
+    private boolean forget(ScheduledCall call) {
+        if (call.resolved) {
+            return false;
+        }
+        call.resolved = true;
+        if (call.state == State.RUNNING) {
+            running--;
+        }
+        if (call.timeout != null) {
+            call.timeout.cancel(false);
+        }
+        unresolved.remove(call.call.callId());
+        Turn turn = turns.get(call.call.turnId());
+        if (turn != null) {
+            turn.calls.remove(call);
+        }
+        return true;
+    }
+
+    /** Tells a tool to stop: its context reports cancellation and its thread is interrupted. */
+    private static void stop(ScheduledCall call) {
+        call.cancelled = true;
+        if (call.work != null) {
+            call.work.cancel(true);
+        }
+    }
+
+    private void drop(Predicate<TopicPartition> which) {
+        for (Iterator<Turn> it = turns.values().iterator(); it.hasNext(); ) {
+            Turn turn = it.next();
+            if (which.test(turn.partition)) {
+                for (ScheduledCall call : List.copyOf(turn.calls)) {
+                    forget(call);
+                    stop(call);
+                }
+                it.remove();
+            }
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

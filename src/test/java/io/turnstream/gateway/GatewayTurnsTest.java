@@ -1,0 +1,353 @@
+package io.turnstream.gateway;
+
+import static io.turnstream.gateway.ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows;
+import static io.turnstream.gateway.ItemInvariants.assertFinalContentIsTheStreamedText;
+import static io.turnstream.gateway.ItemInvariants.shape;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.provider.ErrorCodes;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.sim.SimulatedAnthropicServer;
+import io.turnstream.gateway.sim.SimulatedReply;
+import io.turnstream.gateway.sim.SimulatedText;
+import io.turnstream.gateway.sim.SimulationScript;
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ItemTypes;
+import io.turnstream.model.Json;
+import io.turnstream.model.OutputItem;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TopicAdmin;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gateway end to end: real HTTP API, the simulated provider over loopback HTTP, a real
+ * embedded Kafka broker, and a stub tool executor answering tool calls on {@code llm.tool-results}.
+ */
+class GatewayTurnsTest {
+
+    private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
+    private static final String FALLBACK_MODEL = "sim-fallback";
+
+    private static EmbeddedKafkaBroker broker;
+    private static SimulatedAnthropicServer provider;
+    private static Gateway gateway;
+    private static RawEventsTap raw;
+    private static final HttpClient http = HttpClient.newHttpClient();
+    /** Requests the provider received per prompt, for scripts that answer differently the second time. */
+    private static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+
+    @BeforeAll
+    static void startEverything() throws Exception {
+        broker = EmbeddedKafkaBroker.onFreePort().start();
+        Properties admin = new Properties();
+        admin.put("bootstrap.servers", broker.bootstrapServers());
+        TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
+        provider = SimulatedAnthropicServer.start(0, GatewayTurnsTest::script, 0);
+        Properties settings = new Properties();
+        settings.put("bootstrap.servers", broker.bootstrapServers());
+        settings.put("turnstream.gateway.port", "0");
+        settings.put("turnstream.gateway.stall-timeout-ms", "1000");
+        settings.put("turnstream.gateway.retry.base-delay-ms", "50");
+        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, GatewayTurnsTest::runTool);
+    }
+
+    @AfterAll
+    static void stopEverything() {
+        raw.close();
+        gateway.close();
+        provider.close();
+        broker.close();
+    }
+
+    /**
+     * The provider's behaviour, chosen by the prompt's first word; anything else is the demo's
+     * workspace tour (list the workspace, read its README, answer from it).
+     */
+    private static SimulatedReply script(io.turnstream.gateway.sim.SimulatedRequest request) {
+        String prompt = request.body().at("/messages/0/content").asText();
+        int attempt = attempts.computeIfAbsent(prompt, p -> new AtomicInteger()).incrementAndGet();
+        if (prompt.startsWith("slow:")) {
+            return SimulatedReply.answer().text(SimulatedText.words(5_000)).tokensPerSecond(100);
+        }
+        if (prompt.startsWith("rate-limited:")) {
+            return attempt == 1
+                    ? SimulatedReply.httpError(429, 1, "rate_limit_error", "Number of requests has exceeded your rate limit")
+                    : SimulatedReply.answer().text("Recovered after a rate limit.");
+        }
+        if (prompt.startsWith("stall:")) {
+            return SimulatedReply.answer().text(SimulatedText.words(50)).stallAfterTokens(5);
+        }
+        if (prompt.startsWith("overloaded:")) {
+            return FALLBACK_MODEL.equals(request.model())
+                    ? SimulatedReply.answer().text("Answered by " + request.model() + ".")
+                    : SimulatedReply.httpError(529, null, "overloaded_error", "Overloaded");
+        }
+        return SimulationScript.workspaceTour(100).reply(request);
+    }
+
+    /** The stub tool executor: a two-file workspace. */
+    private static ToolResult runTool(RawEventsTap.Call call) {
+        JsonNode output = switch (call.toolName()) {
+            case "list_files" -> TextNode.valueOf("README.md\nsrc/\n");
+            case "read_file" -> TextNode.valueOf("# Demo workspace\nIt holds one README.\n");
+            default -> TextNode.valueOf("unknown tool");
+        };
+        long now = System.currentTimeMillis();
+        return new ToolResult(call.callId(), call.turnId(), call.toolName(), true, output, null, now, now);
+    }
+
+    // ---- the agent loop ----
+
+    @Test
+    void twoToolStepsThenAFinalAnswer() throws Exception {
+        JsonNode started = startTurn("{\"provider\": \"simulated\", \"prompt\": \"What is in this workspace?\"}");
+        String runId = started.get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        String r = runId;
+        assertThat(shape(raw.payloads(runId))).containsExactly(
+                "response_start",
+                "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
+                "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
+                "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
+                "item_start " + r + "-s1-2 function_call", "item_done " + r + "-s1-2 function_call",
+                "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
+                "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
+                "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
+                "item_start " + r + "-s2-2 function_call", "item_done " + r + "-s2-2 function_call",
+                "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
+                "item_start " + r + "-s3-0 message", "item_delta " + r + "-s3-0 x26", "item_done " + r + "-s3-0 message",
+                "response_done");
+        List<StreamPayload> payloads = raw.payloads(runId);
+        assertThat(payloads.get(0)).isEqualTo(new StreamPayload.ResponseStart(runId, started.get("turnId").asText(),
+                started.get("threadId").asText(), null, "turnstream-simulated", "simulated",
+                ((StreamPayload.ResponseStart) payloads.get(0)).createdAt()));
+        assertThat(finalItem(runId, runId + "-user-prompt")).isEqualTo(new OutputItem(runId + "-user-prompt",
+                ItemTypes.MESSAGE, "What is in this workspace?", ItemTypes.ORIGIN_USER, null, null, null, null, null, null));
+        OutputItem listCall = finalItem(runId, runId + "-s1-2");
+        assertThat(listCall.name()).isEqualTo("list_files");
+        assertThat(Json.parseOrText(listCall.arguments())).isEqualTo(Json.fromString("{\"path\":\".\"}", JsonNode.class));
+        OutputItem listOutput = finalItem(runId, runId + "-s1-out0");
+        assertThat(listOutput.callId()).isEqualTo(listCall.callId());
+        assertThat(listOutput.output().asText()).isEqualTo("README.md\nsrc/\n");
+        assertThat(listOutput.success()).isTrue();
+        assertThat(Json.parseOrText(finalItem(runId, runId + "-s2-2").arguments()).get("path").asText()).isEqualTo("README.md");
+        assertThat(finalItem(runId, runId + "-s3-0").content())
+                .startsWith("`README.md` has 3 lines. It begins with:\n\n> # Demo workspace");
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(done.usage().completionTokens()).isPositive();
+        assertThat(done.usage().totalTokens()).isEqualTo(done.usage().promptTokens() + done.usage().completionTokens());
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(payloads);
+        assertFinalContentIsTheStreamedText(payloads);
+        assertRecordsFollowTheContract(runId);
+        assertThat(status(started.get("turnId").asText())).isEqualTo("complete");
+    }
+
+    @Test
+    void turnStopsAtItsStepLimitAfterPublishingTheToolResults() throws Exception {
+        String runId = startTurn("{\"prompt\": \"Look around\", \"maxSteps\": 1}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.MAX_STEPS);
+        assertThat(finalItem(runId, runId + "-s1-out0").output().asText()).isEqualTo("README.md\nsrc/\n");
+    }
+
+    @Test
+    void cancelMidStreamAbortsTheTurnAndClosesItsOpenItem() throws Exception {
+        JsonNode started = startTurn("{\"prompt\": \"slow: tell me a long story\", \"tools\": []}");
+        String runId = started.get("runId").asText();
+        String turnId = started.get("turnId").asText();
+        await().atMost(TURN_TIMEOUT).until(() -> raw.payloads(runId).stream().anyMatch(p -> p instanceof StreamPayload.ItemDelta));
+
+        HttpResponse<String> cancel = post("/v1/turns/" + turnId + "/cancel", "{\"reason\": \"user pressed stop\"}");
+
+        assertThat(cancel.statusCode()).isEqualTo(202);
+        StreamPayload.ResponseDone done = awaitDone(runId);
+        assertThat(done.status()).isEqualTo("aborted");
+        List<StreamPayload> payloads = raw.payloads(runId);
+        assertThat(payloads.get(payloads.size() - 2)).isEqualTo(new StreamPayload.ItemCancelled(runId + "-s1-0"));
+        assertThat(payloads.get(payloads.size() - 1)).isSameAs(done);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(payloads);
+        await().atMost(TURN_TIMEOUT).until(() -> raw.controls().contains(ControlMessage.cancel(turnId, "user pressed stop")));
+        await().atMost(TURN_TIMEOUT).until(() -> "aborted".equals(status(turnId)));
+        assertThat(post("/v1/turns/" + turnId + "/cancel", "").statusCode()).isEqualTo(409);
+    }
+
+    // ---- resilience ----
+
+    @Test
+    void rateLimitIsRetriedAfterRetryAfterThenSucceeds() throws Exception {
+        long retriesBefore = gateway.metrics().get(GatewayMetrics.Counter.RETRIES);
+        String runId = startTurn("{\"prompt\": \"rate-limited: hello\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(attempts.get("rate-limited: hello")).hasValue(2);
+        assertThat(shape(raw.payloads(runId))).containsExactly(
+                "response_start",
+                "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
+                "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
+                "item_done " + runId + "-s1-0 message",
+                "response_done");
+        assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Recovered after a rate limit.");
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).isEqualTo(retriesBefore + 1);
+    }
+
+    @Test
+    void stalledStreamFailsTheStepWithAClearError() throws Exception {
+        long stallsBefore = gateway.metrics().get(GatewayMetrics.Counter.STALLS);
+        long retriesBefore = gateway.metrics().get(GatewayMetrics.Counter.RETRIES);
+        String runId = startTurn("{\"prompt\": \"stall: hello\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload terminal = await().atMost(TURN_TIMEOUT).until(() -> raw.terminal(runId).orElse(null),
+                t -> t != null);
+
+        assertThat(terminal).isInstanceOf(StreamPayload.ResponseError.class);
+        StreamPayload.ResponseError error = (StreamPayload.ResponseError) terminal;
+        assertThat(error.error().code()).isEqualTo(ErrorCodes.STREAM_STALLED);
+        assertThat(error.error().message()).isEqualTo("the provider sent nothing for 1000 ms; the model call was abandoned");
+        List<StreamPayload> payloads = raw.payloads(runId);
+        assertThat(shape(payloads)).containsExactly(
+                "response_start",
+                "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
+                "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
+                "item_error " + runId + "-s1-0",
+                "response_error");
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 1);
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).as("no retry once items were published")
+                .isEqualTo(retriesBefore);
+    }
+
+    @Test
+    void overloadedModelFallsBackToTheFallbackModel() throws Exception {
+        long fallbacksBefore = gateway.metrics().get(GatewayMetrics.Counter.FALLBACKS);
+        String runId = startTurn("{\"prompt\": \"overloaded: hi\", \"tools\": [], \"fallbackModel\": \"" + FALLBACK_MODEL
+                + "\"}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.FALLBACKS)).isEqualTo(fallbacksBefore + 1);
+    }
+
+    // ---- the HTTP API refuses what it cannot run ----
+
+    @Test
+    void invalidRequestsGetA4xxThatSaysWhy() throws Exception {
+        assertRefused(post("/v1/turns", "{not json"), 400, "the body is not valid JSON");
+        assertRefused(post("/v1/turns", "[1]"), 400, "the body must be a JSON object");
+        assertRefused(post("/v1/turns", "{}"), 400, "give either 'prompt' (a string) or 'messages'");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"messages\": []}"), 400, "not both");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"max_steps\": 3}"), 400, "unknown field 'max_steps'");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"maxSteps\": 0}"), 400, "'maxSteps' must be a whole number from 1 to 100");
+        assertRefused(post("/v1/turns", "{\"messages\": [{\"role\": \"assistant\", \"content\": \"hi\"}]}"), 400,
+                "the last message must be the user's");
+        assertRefused(post("/v1/turns", "{\"messages\": [{\"role\": \"system\", \"content\": \"hi\"}]}"), 400,
+                "messages[0].role must be 'user' or 'assistant'");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"provider\": \"gemini\"}"), 400,
+                "unknown provider 'gemini'; the providers are anthropic, openai, openai-chat, simulated");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"provider\": \"anthropic\", \"model\": \"claude\"}"), 400,
+                "provider 'anthropic' is not configured: set ANTHROPIC_API_KEY");
+        assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"tools\": [{\"name\": \"bad name\"}]}"), 400,
+                "tools[0].name must be 1 to 64 letters");
+        assertRefused(post("/v1/turns/turn-nope/cancel", ""), 404, "no turn turn-nope on this gateway");
+        assertRefused(get("/v1/turns/turn-nope"), 404, "no turn turn-nope on this gateway");
+        assertRefused(get("/v2/nothing"), 404, "no route GET /v2/nothing");
+    }
+
+    @Test
+    void metricsAreServedAsJson() throws Exception {
+        HttpResponse<String> metrics = get("/metrics");
+
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        JsonNode counters = Json.fromString(metrics.body(), JsonNode.class);
+        assertThat(counters.has("retries")).isTrue();
+        assertThat(counters.has("fallbacks")).isTrue();
+        assertThat(counters.has("stalls")).isTrue();
+    }
+
+    // ---- helpers ----
+
+    private static JsonNode startTurn(String body) throws Exception {
+        HttpResponse<String> response = post("/v1/turns", body);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class);
+    }
+
+    private static StreamPayload.ResponseDone awaitDone(String runId) {
+        StreamPayload terminal = await().atMost(TURN_TIMEOUT).until(() -> raw.terminal(runId).orElse(null), t -> t != null);
+        assertThat(terminal).as("terminal event of %s", runId).isInstanceOf(StreamPayload.ResponseDone.class);
+        return (StreamPayload.ResponseDone) terminal;
+    }
+
+    private static OutputItem finalItem(String runId, String itemId) {
+        return raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.ItemDone d && d.itemId().equals(itemId))
+                .map(p -> ((StreamPayload.ItemDone) p).finalItem())
+                .findFirst().orElseThrow(() -> new AssertionError("no item_done for " + itemId));
+    }
+
+    /** Every record: keyed by the run id, snake case, {@code payload.type == type}. */
+    private static void assertRecordsFollowTheContract(String runId) {
+        assertThat(raw.keyOf(runId)).isEqualTo(runId);
+        for (JsonNode record : raw.json(runId)) {
+            assertThat(record.get("run_id").asText()).isEqualTo(runId);
+            assertThat(record.at("/payload/type").asText()).isEqualTo(record.get("type").asText());
+            assertThat(record.hasNonNull("event_id")).isTrue();
+            assertThat(record.get("timestamp").asLong()).isPositive();
+        }
+        for (StreamEvent event : raw.events(runId)) {
+            if (event.payload() instanceof StreamPayload.ItemDone done
+                    && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+                assertThat(done.finalItem().arguments().isTextual()).as("arguments are JSON text").isTrue();
+            }
+        }
+    }
+
+    private static void assertRefused(HttpResponse<String> response, int status, String messageStart) {
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+        assertThat(Json.fromString(response.body(), JsonNode.class).get("error").asText()).contains(messageStart);
+    }
+
+    private static String status(String turnId) throws Exception {
+        return Json.fromString(get("/v1/turns/" + turnId).body(), JsonNode.class).get("status").asText();
+    }
+
+    private static HttpResponse<String> post(String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+}

@@ -1,0 +1,405 @@
+package io.turnstream.gateway.provider;
+
+import static io.turnstream.gateway.ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows;
+import static io.turnstream.gateway.ItemInvariants.assertFinalContentIsTheStreamedText;
+import static io.turnstream.gateway.ItemInvariants.shape;
+import static io.turnstream.gateway.provider.RecordedStreams.STEP;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.sse.SseEvent;
+import io.turnstream.gateway.sse.SseFormat;
+import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemTypes;
+import io.turnstream.model.Json;
+import io.turnstream.model.OutputItem;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.ItemDelta;
+import io.turnstream.model.StreamPayload.ItemDone;
+import io.turnstream.model.StreamPayload.ItemStart;
+import io.turnstream.model.StreamPayload.Usage;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every recorded provider stream, served over HTTP on loopback and read by the real adapter: the
+ * exact events for a representative set, and the contract's invariants for all of them.
+ */
+class RecordedProviderStreamsTest {
+
+    private static final Set<String> FAILING = Set.of(
+            "anthropic-docs-web-search-ELIDED.sse",
+            "vercel-anthropic-SYNTH-spliced-message-start.sse",
+            "vercel-responses-error-insufficient-quota.sse");
+
+    private static RecordedStreams streams;
+
+    @BeforeAll
+    static void startServer() {
+        streams = new RecordedStreams();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        streams.close();
+    }
+
+    // ---- invariants, for every recording ----
+
+    @ParameterizedTest
+    @MethodSource("io.turnstream.gateway.provider.RecordedStreams#all")
+    void everyRecordingKeepsTheContractInvariants(String fixture) {
+        RecordedStreams.Played played = streams.play(fixture);
+
+        assertThat(played.outcome().status()).isEqualTo(FAILING.contains(fixture)
+                ? StepOutcome.Status.ERROR : StepOutcome.Status.COMPLETE);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(played.payloads());
+        assertFinalContentIsTheStreamedText(played.payloads());
+        assertToolCallsAreTheDoneFunctionCalls(played);
+        if (!fixture.contains("custom-tool")) {
+            assertToolArgumentsParse(played.payloads());
+        }
+        if (played.outcome().status() == StepOutcome.Status.COMPLETE) {
+            assertThat(played.outcome().usage()).isEqualTo(lastReportedUsage(fixture));
+        }
+    }
+
+    // ---- exact sequences, for a representative set ----
+
+    @Test
+    void anthropicTextThenToolUse() {
+        RecordedStreams.Played played = streams.play("anthropic-docs-tool-use.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.addAll(deltas(0, "Okay", ",", " let", "'s", " check", " the", " weather", " for", " San",
+                " Francisco", ",", " CA", ":"));
+        expected.add(done(0, ItemTypes.MESSAGE, "Okay, let's check the weather for San Francisco, CA:", "anthropic"));
+        expected.add(startCall(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
+        expected.add(doneCall(1, "get_weather", "{\"location\": \"San Francisco, CA\", \"unit\": \"fahrenheit\"}",
+                "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "anthropic"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
+        assertThat(played.outcome().usage()).isEqualTo(new Usage(472, 89, 561));
+        assertThat(played.outcome().assistantContent().get(1).get("input"))
+                .isEqualTo(Json.fromString("{\"location\":\"San Francisco, CA\",\"unit\":\"fahrenheit\"}", JsonNode.class));
+    }
+
+    @Test
+    void anthropicThinkingKeepsItsSignatureForTheNextStep() {
+        RecordedStreams.Played played = streams.play("vercel-anthropic-thinking-signature.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.REASONING));
+        expected.addAll(deltas(0, "The previous", " result", " was", " 925.", " Now", " I need to divide that",
+                " by 5.\n\n925", " ÷ 5 ", "= 185"));
+        expected.add(done(0, ItemTypes.REASONING, "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185",
+                "anthropic"));
+        expected.add(start(1, ItemTypes.MESSAGE));
+        expected.addAll(deltas(1, "925", " ÷ 5 ", "= 185"));
+        expected.add(done(1, ItemTypes.MESSAGE, "925 ÷ 5 = 185", "anthropic"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().assistantContent().get(0).get("signature").asText())
+                .startsWith("EvQBCkYICxgCKkAxhD4NUKFzudtZ6NzbZdEiBACIScTzqjPViM596iWLZIk4EFKYYBj3B6Ptl3b0dcQv")
+                .endsWith("zNgvi/EhT6Ca17BgB");
+    }
+
+    @Test
+    void anthropicMessageSplicedIntoAnOpenOneFailsTheStepWithoutRunningItsTool() {
+        RecordedStreams.Played played = streams.play("vercel-anthropic-SYNTH-spliced-message-start.sse");
+
+        ErrorInfo spliced = ErrorInfo.of(ErrorCodes.INVALID_RESPONSE,
+                "the provider started message msg_second while message msg_first was still open");
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.REASONING));
+        expected.addAll(deltas(0, "I will call the tool."));
+        expected.add(done(0, ItemTypes.REASONING, "I will call the tool.", "anthropic"));
+        expected.add(startCall(1, "test-tool", "toolu_first"));
+        expected.add(new StreamPayload.ItemError(STEP + "-1", spliced));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().error()).isEqualTo(spliced);
+        assertThat(played.outcome().toolCalls()).isEmpty();
+    }
+
+    @Test
+    void anthropicDuplicateMessageStartIsIgnored() {
+        RecordedStreams.Played played = streams.play("vercel-anthropic-SYNTH-duplicate-message-start.sse");
+
+        assertThat(played.payloads()).containsExactly(
+                start(0, ItemTypes.MESSAGE),
+                delta(0, "Hello, World!"),
+                done(0, ItemTypes.MESSAGE, "Hello, World!", "anthropic"));
+        assertThat(played.outcome().usage()).isEqualTo(new Usage(17, 227, 244));
+    }
+
+    @Test
+    void anthropicElidedRecordingIsReportedAsBadInput() {
+        RecordedStreams.Played played = streams.play("anthropic-docs-web-search-ELIDED.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.addAll(deltas(0, "I'll check", " the current weather in New York City for you", "."));
+        expected.add(done(0, ItemTypes.MESSAGE, "I'll check the current weather in New York City for you.", "anthropic"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().error().code()).isEqualTo(ErrorCodes.BAD_PROVIDER_DATA);
+        assertThat(played.outcome().error().message())
+                .startsWith("bad input from the provider: the data of event 'content_block_start' is not valid JSON");
+        assertThat(played.outcome().retryable()).isFalse();
+    }
+
+    @Test
+    void anthropicUnknownBlockTypesAreNoOpsButKeptForTheNextStep() {
+        RecordedStreams.Played played = streams.play("anthropic-pysdk-compaction_response.sse");
+
+        assertThat(played.payloads()).containsExactly(
+                start(0, ItemTypes.MESSAGE),
+                delta(0, "Hello there!"),
+                done(0, ItemTypes.MESSAGE, "Hello there!", "anthropic"));
+        JsonNode compaction = played.outcome().assistantContent().get(0);
+        assertThat(compaction.get("type").asText()).isEqualTo("compaction");
+        assertThat(compaction.get("encrypted_content").asText()).isEqualTo("EpwBCioIDxgCEAEYASJALd_opaque_compaction_payload");
+    }
+
+    @Test
+    void chatToolCallArgumentsAreAssembledByIndex() {
+        RecordedStreams.Played played = streams.play("openai-chat-tool-call.sse");
+
+        assertThat(played.payloads()).containsExactly(
+                startCall(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"),
+                doneCall(0, "GetWeatherArgs", "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}",
+                        "call_c91SqDXlYFuETYv8mUHzz6pp", "openai-chat"));
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
+        assertThat(played.outcome().usage()).isEqualTo(new Usage(76, 24, 100));
+    }
+
+    @Test
+    void chatChunkWithoutChoicesIsANoOp() {
+        RecordedStreams.Played played = streams.play("vercel-chat-azure-prompt-filter.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.addAll(deltas(0, "Capital", " of", " Denmark", "."));
+        expected.add(done(0, ItemTypes.MESSAGE, "Capital of Denmark.", "openai-chat"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().usage()).isEqualTo(new Usage(15, 78, 93));
+    }
+
+    @Test
+    void responsesMessage() {
+        RecordedStreams.Played played = streams.play("vercel-responses-reasoning-fc-part4.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.addAll(deltas(0, "The", " final", " result", " is", " **", "570", "**", "."));
+        expected.add(done(0, ItemTypes.MESSAGE, "The final result is **570**.", "openai"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.STOP);
+    }
+
+    @Test
+    void responsesReasoningThenFunctionCallKeepsEncryptedReasoning() {
+        RecordedStreams.Played played = streams.play("vercel-responses-reasoning-fc-part1.sse");
+
+        assertThat(shape(played.payloads())).containsExactly(
+                "item_start " + STEP + "-0 reasoning",
+                "item_delta " + STEP + "-0 x32",
+                "item_done " + STEP + "-0 reasoning",
+                "item_start " + STEP + "-1 function_call",
+                "item_done " + STEP + "-1 function_call");
+        assertThat(played.payloads().get(played.payloads().size() - 1)).isEqualTo(doneCall(1, "calculator",
+                "{\"a\":12,\"b\":7,\"op\":\"add\"}", "call_AB6AaRZ1FYZB2RwS6A5vbdqn", "openai"));
+        JsonNode reasoning = played.outcome().assistantContent().get(0);
+        assertThat(reasoning.get("encrypted_content").asText()).startsWith("gAAAAABpPDIVOKrsHNZ0GwsoEKA_IGfuJ5f8Ma_6");
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
+    }
+
+    @Test
+    void responsesItemsAreCorrelatedByOutputIndexWhenIdsRotate() {
+        RecordedStreams.Played played = streams.play("vercel-responses-copilot-id-rotation.sse");
+
+        assertThat(shape(played.payloads())).containsExactly(
+                "item_start " + STEP + "-0 reasoning",
+                "item_delta " + STEP + "-0 x1",
+                "item_done " + STEP + "-0 reasoning",
+                "item_start " + STEP + "-1 message",
+                "item_delta " + STEP + "-1 x55",
+                "item_done " + STEP + "-1 message");
+        assertThat(finalContent(played.payloads(), STEP + "-1")).isEqualTo("There are **3** letter **“r”**s in "
+                + "**“strawberry.”**\n\nBreakdown: **s t r a w b e r r y**  \nYou can see **r** at positions **3, 8, and 9**.");
+    }
+
+    @Test
+    void responsesErrorEventFailsTheStepWithTheProvidersCode() {
+        RecordedStreams.Played played = streams.play("vercel-responses-error-insufficient-quota.sse");
+
+        assertThat(played.payloads()).isEmpty();
+        assertThat(played.outcome().error().code()).isEqualTo("insufficient_quota");
+        assertThat(played.outcome().error().message()).startsWith("You exceeded your current quota");
+        assertThat(played.outcome().retryable()).isFalse();
+    }
+
+    @Test
+    void responsesCustomToolInputIsCarriedAsRawArguments() {
+        RecordedStreams.Played played = streams.play("vercel-responses-SYNTH-custom-tool.sse");
+
+        assertThat(played.payloads()).containsExactly(
+                startCall(0, "write_sql", "call_custom_sql_001"),
+                doneCall(0, "write_sql", "SELECT * FROM users WHERE age > 25", "call_custom_sql_001", "openai"));
+    }
+
+    // ---- streams cut short ----
+
+    @ParameterizedTest
+    @CsvSource({"anthropic-docs-basic.sse, 5", "openai-chat-text.sse, 4", "vercel-responses-reasoning-fc-part4.sse, 7"})
+    void streamEndingBeforeItsTerminalEventFailsOpenItems(String fixture, int eventsKept) throws IOException {
+        RecordedStreams.Played played = streams.play("cut-" + fixture, firstEvents(fixture, eventsKept),
+                RecordedStreams.adapterFor(fixture), RecordedStreams.simpleRequest());
+
+        assertThat(played.outcome().status()).isEqualTo(StepOutcome.Status.ERROR);
+        assertThat(played.outcome().error().code()).isEqualTo(ErrorCodes.STREAM_TRUNCATED);
+        assertThat(played.outcome().retryable()).isTrue();
+        StreamPayload last = played.payloads().get(played.payloads().size() - 1);
+        assertThat(last).isInstanceOf(StreamPayload.ItemError.class);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(played.payloads());
+    }
+
+    @Test
+    void anEventThatIsNotAnObjectIsBadInputAndNothingEscapes() {
+        byte[] body = "event: message_start\ndata: [1, 2]\n\n".getBytes(StandardCharsets.UTF_8);
+
+        assertThatCode(() -> {
+            RecordedStreams.Played played = streams.play("array-data", body, new AnthropicMessagesAdapter(),
+                    RecordedStreams.simpleRequest());
+            assertThat(played.outcome().error().code()).isEqualTo(ErrorCodes.BAD_PROVIDER_DATA);
+        }).doesNotThrowAnyException();
+    }
+
+    // ---- invariants ----
+
+
+
+    private static void assertToolArgumentsParse(List<StreamPayload> payloads) {
+        for (StreamPayload payload : payloads) {
+            if (payload instanceof ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+                String arguments = done.finalItem().arguments().asText();
+                assertThatCode(() -> Json.MAPPER.readTree(arguments)).doesNotThrowAnyException();
+                assertThat(Json.parseOrText(arguments).isObject()).as("arguments %s", arguments).isTrue();
+            }
+        }
+    }
+
+    private static void assertToolCallsAreTheDoneFunctionCalls(RecordedStreams.Played played) {
+        List<String> doneCalls = played.payloads().stream()
+                .filter(p -> p instanceof ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type()))
+                .map(p -> ((ItemDone) p).finalItem().callId())
+                .toList();
+        assertThat(played.outcome().toolCalls()).extracting(ToolCallRequest::callId).containsExactlyElementsOf(doneCalls);
+    }
+
+    /**
+     * The oracle for usage: the last value of each field of every {@code usage} object in the
+     * recording, mapped the way each provider documents its counts.
+     */
+    private static Usage lastReportedUsage(String fixture) {
+        Map<String, Long> last = new HashMap<>();
+        for (SseEvent event : events(RecordedStreams.bytes(fixture))) {
+            if (event.data().startsWith("{")) {
+                for (JsonNode usage : Json.fromString(event.data(), JsonNode.class).findValues("usage")) {
+                    usage.fields().forEachRemaining(f -> {
+                        if (f.getValue().isNumber()) {
+                            last.put(f.getKey(), f.getValue().asLong());
+                        }
+                    });
+                }
+            }
+        }
+        if (last.containsKey("prompt_tokens")) {
+            return new Usage(last.get("prompt_tokens"), last.get("completion_tokens"), last.get("total_tokens"));
+        }
+        if (last.containsKey("total_tokens")) {
+            return new Usage(last.get("input_tokens"), last.get("output_tokens"), last.get("total_tokens"));
+        }
+        if (last.isEmpty()) {
+            return null;
+        }
+        long prompt = last.getOrDefault("input_tokens", 0L) + last.getOrDefault("cache_creation_input_tokens", 0L)
+                + last.getOrDefault("cache_read_input_tokens", 0L);
+        long completion = last.getOrDefault("output_tokens", 0L);
+        return new Usage(prompt, completion, prompt + completion);
+    }
+
+    // ---- helpers ----
+
+    private static List<SseEvent> events(byte[] body) {
+        List<SseEvent> events = new ArrayList<>();
+        try {
+            SseReader reader = new SseReader(new ByteArrayInputStream(body));
+            for (SseEvent e = reader.next(); e != null; e = reader.next()) {
+                events.add(e);
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return events;
+    }
+
+    private static byte[] firstEvents(String fixture, int count) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        events(RecordedStreams.bytes(fixture)).subList(0, count).forEach(e -> body.writeBytes(SseFormat.format(e)));
+        return body.toByteArray();
+    }
+
+
+
+    private static String finalContent(List<StreamPayload> payloads, String itemId) {
+        return payloads.stream().filter(p -> p instanceof ItemDone d && d.itemId().equals(itemId))
+                .map(p -> ((ItemDone) p).finalItem().content()).findFirst().orElseThrow();
+    }
+
+    private static String id(int n) {
+        return STEP + "-" + n;
+    }
+
+    private static StreamPayload start(int n, String type) {
+        return new ItemStart(id(n), type, null, null, null, null, ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null);
+    }
+
+    private static StreamPayload startCall(int n, String name, String callId) {
+        return new ItemStart(id(n), ItemTypes.FUNCTION_CALL, null, name, null, callId, null);
+    }
+
+    private static StreamPayload delta(int n, String text) {
+        return new ItemDelta(id(n), text);
+    }
+
+    private static List<StreamPayload> deltas(int n, String... texts) {
+        return java.util.Arrays.stream(texts).map(t -> delta(n, t)).toList();
+    }
+
+    private static StreamPayload done(int n, String type, String content, String provider) {
+        String origin = ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null;
+        return new ItemDone(id(n), new OutputItem(id(n), type, content, origin, null, null, null, null, null, provider));
+    }
+
+    private static StreamPayload doneCall(int n, String name, String arguments, String callId, String provider) {
+        return new ItemDone(id(n), new OutputItem(id(n), ItemTypes.FUNCTION_CALL, null, null, name,
+                TextNode.valueOf(arguments), callId, null, null, provider));
+    }
+}

@@ -1,0 +1,152 @@
+package io.turnstream.schema;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.Json;
+import io.turnstream.model.OutputItem;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayload;
+import io.turnstream.model.UpsertEnvelope;
+import java.util.ArrayList;
+import java.util.List;
+
+/** One instance of every record shape of the contract: every optional field set, and every optional field absent. */
+final class ContractSamples {
+
+    static final long T = 1_760_000_000_000L;
+
+    private ContractSamples() {
+    }
+
+    static JsonNode json(String text) {
+        return Json.fromString(text, JsonNode.class);
+    }
+
+    static List<StreamPayload> streamPayloads() {
+        ErrorInfo error = new ErrorInfo("rate_limited", "slow down", "at Provider.call");
+        return List.of(
+                new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", "agent-7", "claude-x", "anthropic", T),
+                new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", null, "gpt-x", "openai", T),
+                new StreamPayload.ItemStart("item-1", "message", "Hello", null, null, null, "agent"),
+                new StreamPayload.ItemStart("call-item", "function_call", null, "get_weather",
+                        json("{\"city\":\"Paris\",\"days\":[1,2]}"), "call-1", null),
+                new StreamPayload.ItemStart("call-item", "function_call", null, "get_weather",
+                        TextNode.valueOf("{\"city\": \"Par"), "call-1", null),
+                new StreamPayload.ItemStart("item-2", "reasoning", null, null, null, null, null),
+                new StreamPayload.ItemDelta("item-1", " wörld ✓"),
+                new StreamPayload.ItemDone("item-1", new OutputItem("item-1", "message", "Hello wörld ✓", "agent",
+                        null, null, null, null, null, "anthropic")),
+                new StreamPayload.ItemDone("out-1", new OutputItem("out-1", "function_call_output", null, null,
+                        "get_weather", json("{\"city\":\"Paris\"}"), "call-1", json("[{\"temp\":21.5}]"), true, null)),
+                new StreamPayload.ItemDone("item-2", null),
+                new StreamPayload.ItemDone("out-2", new OutputItem("out-2", "function_call_output", null, null,
+                        null, null, "call-2", NullNode.getInstance(), false, null)),
+                new StreamPayload.ItemError("item-3", error),
+                new StreamPayload.ItemError("item-3", ErrorInfo.of("boom", "it broke")),
+                new StreamPayload.ItemCancelled("item-4"),
+                new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(12, 34, 46), "stop"),
+                new StreamPayload.ResponseDone("resp-1", "aborted", null, null),
+                new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded", "try later")));
+    }
+
+    static List<StreamEvent> streamEvents() {
+        List<StreamEvent> events = new ArrayList<>();
+        int n = 0;
+        for (StreamPayload payload : streamPayloads()) {
+            events.add(StreamEvent.of("evt-" + n++, T + n, "run-1", payload));
+        }
+        events.add(new StreamEvent("evt-traced", T, json("{\"traceparent\":\"00-abc-def-01\"}"), "run-1", "item_delta",
+                new StreamPayload.ItemDelta("item-1", "x")));
+        return events;
+    }
+
+    static UIUpsert messageUpsert(String turnId, String itemId, String changeType, long version, String content) {
+        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "message", changeType, version, content,
+                "agent", null, null, null, null, null, null, null, null);
+    }
+
+    static UIUpsert toolCallUpsert(String turnId, String itemId, JsonNode arguments) {
+        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "tool_call", UIUpsert.COMPLETED, 1, "",
+                null, "anthropic", "get_weather", arguments, "call-1", null, null, null, null);
+    }
+
+    static UIUpsert toolOutputUpsert(String turnId, String itemId, JsonNode output, boolean success) {
+        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "tool_output", UIUpsert.COMPLETED, 1, "",
+                null, null, "get_weather", null, "call-1", output, success, null, null);
+    }
+
+    static UIUpsert errorUpsert(String turnId, String itemId) {
+        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "error", UIUpsert.COMPLETED, 1, "",
+                null, null, null, null, null, null, null, "content_filter", "blocked");
+    }
+
+    static UITurnEvent turnStarted(String turnId) {
+        return new UITurnEvent(UITurnEvent.TURN_STARTED, turnId, "thread-1", "claude-x", "anthropic", null, null, null);
+    }
+
+    static UITurnEvent turnCompleted(String turnId) {
+        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-x", "anthropic", "complete",
+                new UITurnEvent.Usage(10, 20, 30), null);
+    }
+
+    static UITurnEvent turnError(String turnId) {
+        return new UITurnEvent(UITurnEvent.TURN_ERROR, turnId, "thread-1", null, null, "error", null,
+                ErrorInfo.of("TURN_TIMEOUT", "no event for 300 s"));
+    }
+
+    static UpsertEnvelope envelope(long seq, UiPayload payload) {
+        String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
+        return new UpsertEnvelope("evt-" + payload.turnId() + "-" + seq, T + seq, payload.turnId(), seq, payloadType, payload);
+    }
+
+    static List<UpsertEnvelope> upsertEnvelopes() {
+        return List.of(
+                envelope(1, turnStarted("turn-1")),
+                envelope(2, messageUpsert("turn-1", "item-1", UIUpsert.CREATED, 1, "Hel")),
+                envelope(3, new UIUpsert(UIUpsert.TYPE, "turn-1", "thread-1", "item-2", "reasoning", UIUpsert.UPDATED, 2,
+                        "thinking", "agent", "anthropic", null, null, null, null, null, null, null)),
+                envelope(4, toolCallUpsert("turn-1", "call-item", json("{\"city\":\"Paris\"}"))),
+                envelope(5, toolCallUpsert("turn-1", "call-item-raw", TextNode.valueOf("not json {"))),
+                envelope(6, toolOutputUpsert("turn-1", "out-1", json("{\"temp\":21.5,\"ok\":true}"), true)),
+                envelope(7, errorUpsert("turn-1", "item-3")),
+                envelope(8, turnCompleted("turn-1")),
+                envelope(9, turnError("turn-2")));
+    }
+
+    static List<ToolCall> toolCalls() {
+        return List.of(
+                new ToolCall("call-1", "turn-1", "thread-1", "run-1", "call-item", "get_weather",
+                        json("{\"city\":\"Paris\",\"nested\":{\"a\":[1,2,3]}}"), T),
+                new ToolCall("call-2", "turn-1", "thread-1", "run-1", "call-item-2", "echo", TextNode.valueOf("raw text"), T));
+    }
+
+    static List<ToolResult> toolResults() {
+        return List.of(
+                new ToolResult("call-1", "turn-1", "get_weather", true, json("{\"temp\":21.5}"), null, T, T + 40),
+                new ToolResult("call-2", "turn-1", "echo", false, null, ErrorInfo.of("TOOL_TIMEOUT", "took too long"), T, T + 30_000),
+                new ToolResult("call-3", "turn-1", "echo", true, TextNode.valueOf("plain"), null, T, T + 1));
+    }
+
+    static List<ControlMessage> controlMessages() {
+        return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null));
+    }
+
+    /** Every sample of every topic value type. */
+    static List<Object> all() {
+        List<Object> all = new ArrayList<>();
+        all.addAll(streamEvents());
+        all.addAll(upsertEnvelopes());
+        all.addAll(toolCalls());
+        all.addAll(toolResults());
+        all.addAll(controlMessages());
+        return all;
+    }
+}

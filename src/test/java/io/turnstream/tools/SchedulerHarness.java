@@ -1,0 +1,108 @@
+package io.turnstream.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.Json;
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.Settings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Drives a {@link ToolScheduler} without Kafka: submits calls, starts non-idempotent calls at once (or
+ * holds them, to show the started-marker handshake) and collects results, failing on a second result for
+ * any call id.
+ */
+final class SchedulerHarness implements AutoCloseable {
+
+    private static final TopicPartition PARTITION = new TopicPartition("llm.tool-calls", 0);
+
+    final Path workspace;
+    final ToolScheduler scheduler;
+    final List<ToolScheduler.ScheduledCall> startRequests = new CopyOnWriteArrayList<>();
+    private final Map<String, ToolResult> results = new ConcurrentHashMap<>();
+    private final List<String> duplicates = new CopyOnWriteArrayList<>();
+    private final AtomicLong offsets = new AtomicLong();
+    private volatile boolean holdStarts;
+
+    /** @param settings {@code turnstream.tool-executor.*} keys without the prefix, in pairs */
+    SchedulerHarness(ToolRegistry registry, String... settings) {
+        try {
+            workspace = Files.createTempDirectory("turnstream-ws");
+            Properties props = new Properties();
+            props.setProperty(ToolExecutorConfig.WORKSPACE, workspace.toString());
+            for (int i = 0; i < settings.length; i += 2) {
+                props.setProperty(ToolExecutorConfig.PREFIX + settings[i], settings[i + 1]);
+            }
+            ToolExecutorConfig config = ToolExecutorConfig.from(Settings.of(props));
+            scheduler = new ToolScheduler(registry, config, new Workspace(workspace), new ToolScheduler.Outcomes() {
+                @Override
+                public void resolved(ToolCall call, RecordPosition position, ToolResult result) {
+                    if (results.putIfAbsent(call.callId(), result) != null) {
+                        duplicates.add(call.callId());
+                    }
+                }
+
+                @Override
+                public void startRequested(ToolScheduler.ScheduledCall call) {
+                    startRequests.add(call);
+                    if (!holdStarts) {
+                        scheduler.launch(call);
+                    }
+                }
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Non-idempotent calls wait for {@link ToolScheduler#launch}, as they wait for their started marker in the service. */
+    SchedulerHarness holdingStarts() {
+        holdStarts = true;
+        return this;
+    }
+
+    /** Submits a call with JSON arguments (or any text, sent as a raw string when it is not JSON); returns its call id. */
+    String call(String turnId, String tool, String arguments) {
+        String callId = turnId + "-call-" + offsets.incrementAndGet();
+        scheduler.submit(new ToolCall(callId, turnId, "thread-1", "run-1", "item-" + callId, tool,
+                Json.parseOrText(arguments), System.currentTimeMillis()), new RecordPosition(PARTITION, offsets.get()));
+        return callId;
+    }
+
+    ToolResult awaitResult(String callId) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> results.containsKey(callId));
+        return results.get(callId);
+    }
+
+    boolean answered(String callId) {
+        return results.containsKey(callId);
+    }
+
+    String output(String callId) {
+        return Json.asText(awaitResult(callId).output());
+    }
+
+    static String text(JsonNode output) {
+        return Json.asText(output);
+    }
+
+    @Override
+    public void close() {
+        scheduler.close();
+        assertThat(duplicates).as("call ids answered more than once").isEmpty();
+    }
+}

@@ -1,0 +1,195 @@
+package io.turnstream.tools;
+
+import static io.turnstream.tools.GatedTools.named;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.TestInfo;
+
+/** The tool executor end to end on a real broker: calls in on llm.tool-calls, one result per call out on llm.tool-results. */
+@ExtendWith(SharedBroker.class)
+class ToolExecutorServiceTest {
+
+    private static EmbeddedKafkaBroker broker;
+
+    private final GatedTools tools = new GatedTools();
+    private KafkaToolsFixture kafka;
+    private ToolExecutorService executor;
+
+    @BeforeAll
+    static void useTheSharedBroker(EmbeddedKafkaBroker shared) {
+        broker = shared;
+    }
+
+    private void given(TestInfo test, int partitions) {
+        kafka = new KafkaToolsFixture(broker, test.getTestMethod().orElseThrow().getName(), partitions);
+    }
+
+    @AfterEach
+    void stop() {
+        if (executor != null) {
+            executor.close();
+        }
+        kafka.close();
+    }
+
+    @Test
+    void everyCallGetsExactlyOneResultKeyedByItsTurnAndBadRecordsAreDeadLettered(TestInfo test) throws Exception {
+        given(test, 2);
+        Files.writeString(kafka.workspace.resolve("hello.txt"), "hello from the workspace\n");
+        executor = kafka.start(ToolRegistry.installed());
+
+        String read = kafka.call("turn-1", "read_file", "{\"path\": \"hello.txt\"}");
+        String unknown = kafka.call("turn-1", "rm_rf", "{}");
+        String invalid = kafka.call("turn-2", "read_file", "{\"file\": \"hello.txt\"}");
+        String unparsed = kafka.call("turn-2", "grep", "{\"pattern\": \"hel");
+        kafka.produce(kafka.topics.toolCalls(), "turn-3", "not json".getBytes(StandardCharsets.UTF_8));
+        kafka.produce(kafka.topics.toolCalls(), "turn-3", "{\"turnId\": \"turn-3\", \"toolName\": \"read_file\"}".getBytes(StandardCharsets.UTF_8));
+
+        List<ConsumerRecord<String, ToolResult>> results = kafka.awaitResults(List.of(read, unknown, invalid, unparsed));
+        Map<String, ConsumerRecord<String, ToolResult>> byCall = results.stream()
+                .collect(Collectors.toMap(r -> r.value().callId(), Function.identity()));
+        assertThat(results).hasSize(4);
+        assertThat(byCall.get(read).key()).isEqualTo("turn-1");
+        assertThat(byCall.get(read).value().success()).isTrue();
+        assertThat(byCall.get(read).value().output().asText()).isEqualTo("hello from the workspace\n");
+        assertThat(byCall.get(unknown).value().output().asText()).isEqualTo("Tool not found: rm_rf");
+        assertThat(byCall.get(invalid).key()).isEqualTo("turn-2");
+        assertThat(byCall.get(invalid).value().error().code()).isEqualTo(ToolErrors.INVALID_ARGUMENTS);
+        assertThat(byCall.get(unparsed).value().error().message()).contains("arguments must be a JSON object");
+
+        List<ConsumerRecord<String, byte[]>> letters = kafka.awaitDeadLetters(found -> found.size() == 2);
+        assertThat(letters).extracting(letter -> new String(letter.headers().lastHeader(ToolExecutorService.DLQ_REASON_HEADER).value(),
+                StandardCharsets.UTF_8)).satisfiesExactly(
+                        reason -> assertThat(reason).startsWith("not a ToolCall: "),
+                        reason -> assertThat(reason).isEqualTo("ToolCall without a callId"));
+
+        await().until(() -> executor.metrics().value("calls-total", "read_file") == 2);
+        assertThat(executor.metrics().value("errors-total", "read_file")).isEqualTo(1);
+        assertThat(executor.metrics().value("calls-total", ToolExecutorMetrics.UNKNOWN_TOOL)).isEqualTo(1);
+        assertThat(executor.metrics().value("dead-letters-total", null)).isEqualTo(2);
+    }
+
+    @Test
+    void safeCallsRunTogetherAndALongCallHoldsUpNeitherTheConsumerNorOtherTurns(TestInfo test) {
+        given(test, 2);
+        CyclicBarrier allThree = new CyclicBarrier(3);
+        ScriptedTool meet = ScriptedTool.safe("meet", (args, context) -> {
+            allThree.await(20, TimeUnit.SECONDS); // only passes when the three calls run together
+            return TextNode.valueOf("met");
+        });
+        executor = kafka.start(ToolRegistry.of(List.of(meet, tools.read)));
+
+        String slow = kafka.call("turn-slow", "read", named("slow"));
+        await().until(() -> tools.events.contains("start slow"));
+        List<String> meetings = List.of(kafka.call("turn-1", "meet", named("a")), kafka.call("turn-1", "meet", named("b")),
+                kafka.call("turn-1", "meet", named("c")));
+
+        kafka.awaitResults(meetings).forEach(result -> assertThat(result.value().output().asText()).isEqualTo("met"));
+        assertThat(kafka.answered(slow)).isFalse();
+
+        tools.open("slow");
+        assertThat(kafka.awaitResult(slow).success()).isTrue();
+    }
+
+    @Test
+    void aTurnsUnsafeCallRunsAloneAndInOrderWhileOtherTurnsProceed(TestInfo test) {
+        given(test, 2);
+        executor = kafka.start(ToolRegistry.of(List.of(tools.read, tools.write)));
+        tools.open("r2", "other");
+
+        String r1 = kafka.call("turn-1", "read", named("r1"));
+        String w = kafka.call("turn-1", "write", named("w"));
+        String r2 = kafka.call("turn-1", "read", named("r2"));
+        String other = kafka.call("turn-2", "write", named("other"));
+
+        assertThat(kafka.awaitResult(other).success()).isTrue();
+        assertThat(kafka.answered(r1)).isFalse();
+        tools.open("r1");
+        await().until(() -> tools.events.contains("start w"));
+        tools.open("w");
+
+        List<String> turnOneOrder = kafka.awaitResults(List.of(r1, w, r2)).stream()
+                .filter(result -> result.key().equals("turn-1")).map(result -> result.value().callId()).toList();
+        assertThat(turnOneOrder).containsExactly(r1, w, r2);
+        assertThat(tools.events).containsSubsequence("end r1", "start w", "end w", "start r2");
+    }
+
+    @Test
+    void aCancelOnTheControlTopicAbortsTheTurnsRunningAndQueuedCalls(TestInfo test) {
+        given(test, 2);
+        executor = kafka.start(ToolRegistry.of(List.of(tools.read, tools.write)));
+        String c1 = kafka.call("turn-1", "read", named("c1"));
+        String c2 = kafka.call("turn-1", "read", named("c2"));
+        String c3 = kafka.call("turn-1", "write", named("c3"));
+        await().until(() -> tools.events.containsAll(List.of("start c1", "start c2")));
+
+        kafka.cancel("turn-1");
+
+        for (ConsumerRecord<String, ToolResult> result : kafka.awaitResults(List.of(c1, c2, c3))) {
+            assertThat(result.value().error().code()).isEqualTo(ToolErrors.ABORTED);
+            assertThat(result.value().output().asText()).isEqualTo("Tool execution was aborted: user interrupted");
+        }
+        await().until(() -> tools.events.containsAll(List.of("interrupted c1", "interrupted c2")));
+        assertThat(tools.events).doesNotContain("start c3");
+    }
+
+    @Test
+    void aHangingCallTimesOutAndIsCounted(TestInfo test) {
+        given(test, 1);
+        ScriptedTool hang = ScriptedTool.safe("hang", (args, context) -> {
+            new CountDownLatch(1).await();
+            return TextNode.valueOf("never");
+        });
+        executor = kafka.start(ToolRegistry.of(List.of(hang)), "timeout-ms.hang", "200");
+
+        ToolResult result = kafka.awaitResult(kafka.call("turn-1", "hang", "{}"));
+
+        assertThat(result.error().code()).isEqualTo(ToolErrors.TIMEOUT);
+        await().until(() -> executor.metrics().value("timeouts-total", "hang") == 1);
+        assertThat(executor.metrics().value("duration-max-ms", "hang")).isGreaterThanOrEqualTo(200);
+    }
+
+    @Test
+    void withMaxInFlightCallsHeldFetchingPausesButPollingGoesOn(TestInfo test) {
+        given(test, 1);
+        executor = kafka.start(ToolRegistry.of(List.of(tools.read)), kafka.settings("max-in-flight", "2")
+                .with("max.poll.interval.ms", "1000"));
+        String a = kafka.call("turn-a", "read", named("a"));
+        String b = kafka.call("turn-b", "read", named("b"));
+        await().until(() -> executor.metrics().value("paused-partitions", null) == 1);
+
+        String c = kafka.call("turn-c", "read", named("c"));
+        tools.open("c");
+        // well past max.poll.interval.ms the two calls still run: the consumer kept polling and its partitions
+        await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(10))
+                .until(() -> executor.metrics().value("in-flight", null) == 2);
+        assertThat(kafka.answered(c)).isFalse();
+        assertThat(tools.events).doesNotContain("start c");
+
+        tools.open("a");
+        assertThat(kafka.awaitResult(a).success()).isTrue();
+        assertThat(kafka.awaitResult(c).success()).isTrue();
+        tools.open("b");
+        assertThat(kafka.awaitResults(List.of(a, b, c))).hasSize(3);
+        await().until(() -> executor.metrics().value("paused-partitions", null) == 0);
+    }
+}

@@ -1,0 +1,280 @@
+package io.turnstream.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.ToolResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class ToolSchedulerTest {
+
+    private final GatedTools tools = new GatedTools();
+    private final List<String> events = tools.events;
+    private final ScriptedTool read = tools.read;
+    private final ScriptedTool write = tools.write;
+
+    private void open(String... names) {
+        tools.open(names);
+    }
+
+    private static String named(String name) {
+        return GatedTools.named(name);
+    }
+
+    @Test
+    void concurrencySafeCallsOfATurnRunAtTheSameTime() {
+        CyclicBarrier allThree = new CyclicBarrier(3);
+        ScriptedTool meet = ScriptedTool.safe("meet", (args, context) -> {
+            allThree.await(20, TimeUnit.SECONDS); // only passes when the three calls run together
+            return TextNode.valueOf("met");
+        });
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(meet)))) {
+            List<String> calls = List.of(harness.call("turn-1", "meet", named("a")), harness.call("turn-1", "meet", named("b")),
+                    harness.call("turn-1", "meet", named("c")));
+
+            for (String call : calls) {
+                assertThat(harness.awaitResult(call).success()).isTrue();
+                assertThat(harness.output(call)).isEqualTo("met");
+            }
+        }
+    }
+
+    @Test
+    void noMoreThanMaxConcurrencyCallsOfATurnRunAtOnce() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read)), "max-concurrency", "2")) {
+            List<String> calls = List.of(harness.call("turn-1", "read", named("a")), harness.call("turn-1", "read", named("b")),
+                    harness.call("turn-1", "read", named("c")));
+
+            assertThat(harness.scheduler.running()).isEqualTo(2);
+            assertThat(harness.scheduler.queued()).isEqualTo(1);
+
+            open("a", "b", "c");
+            calls.forEach(call -> assertThat(harness.awaitResult(call).success()).isTrue());
+        }
+    }
+
+    @Test
+    void anUnsafeCallWaitsForTheRunningCallsThenRunsAloneAndLaterCallsWaitForIt() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write)))) {
+            open("r2");
+            String r1 = harness.call("turn-1", "read", named("r1"));
+            String w = harness.call("turn-1", "write", named("w"));
+            String r2 = harness.call("turn-1", "read", named("r2"));
+            assertThat(harness.scheduler.running()).as("only r1 runs; w waits, r2 does not overtake w").isEqualTo(1);
+
+            open("r1");
+            harness.awaitResult(r1);
+            await().until(() -> events.contains("start w"));
+            assertThat(harness.scheduler.running()).as("w runs alone").isEqualTo(1);
+            assertThat(harness.answered(r2)).isFalse();
+
+            open("w");
+            harness.awaitResult(w);
+            harness.awaitResult(r2);
+            assertThat(events).containsExactly("start r1", "end r1", "start w", "end w", "start r2", "end r2");
+        }
+    }
+
+    @Test
+    void aTurnWaitingForItsUnsafeCallDoesNotHoldUpOtherTurns() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write)))) {
+            open("a2", "b");
+            String a1 = harness.call("turn-a", "write", named("a1"));
+            String a2 = harness.call("turn-a", "write", named("a2"));
+            String b = harness.call("turn-b", "write", named("b"));
+
+            assertThat(harness.awaitResult(b).success()).isTrue();
+            assertThat(harness.answered(a2)).isFalse();
+            assertThat(events).doesNotContain("start a2");
+
+            open("a1");
+            assertThat(harness.awaitResult(a1).success()).isTrue();
+            assertThat(harness.awaitResult(a2).success()).isTrue();
+            assertThat(events.indexOf("start a2")).isGreaterThan(events.indexOf("end a1"));
+        }
+    }
+
+    @Test
+    void aNonIdempotentCallStartsOnlyWhenLaunchedAfterItsStartedMarker() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write))).holdingStarts()) {
+            open("w", "r");
+            String w = harness.call("turn-1", "write", named("w"));
+            String r = harness.call("turn-1", "read", named("r"));
+
+            assertThat(harness.startRequests).hasSize(1);
+            assertThat(harness.scheduler.running()).isZero();
+            assertThat(events).isEmpty();
+
+            harness.scheduler.launch(harness.startRequests.get(0));
+            assertThat(harness.awaitResult(w).success()).isTrue();
+            assertThat(harness.awaitResult(r).success()).isTrue();
+            assertThat(events).containsExactly("start w", "end w", "start r", "end r");
+        }
+    }
+
+    @Test
+    void aCallPastItsTimeoutIsAnsweredWithATimeoutErrorAndInterrupted() {
+        CountDownLatch interrupted = new CountDownLatch(1);
+        ScriptedTool hang = ScriptedTool.safe("hang", (args, context) -> {
+            try {
+                new CountDownLatch(1).await();
+                return TextNode.valueOf("never");
+            } finally {
+                interrupted.countDown();
+            }
+        }).withTimeout(Duration.ofHours(1));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(hang)), "max-timeout-ms", "300")) {
+            ToolResult result = harness.awaitResult(harness.call("turn-1", "hang", "{}"));
+
+            assertThat(result.success()).isFalse();
+            assertThat(result.error().code()).isEqualTo(ToolErrors.TIMEOUT);
+            assertThat(result.error().message()).isEqualTo("Tool hang timed out after 300 ms and was stopped");
+            await().until(() -> interrupted.getCount() == 0);
+        }
+    }
+
+    @Test
+    void aToolTimeoutCanBeConfiguredPerTool() {
+        ScriptedTool hang = ScriptedTool.safe("hang", (args, context) -> {
+            new CountDownLatch(1).await();
+            return TextNode.valueOf("never");
+        });
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(hang)), "timeout-ms.hang", "150")) {
+            assertThat(harness.awaitResult(harness.call("turn-1", "hang", "{}")).error().message()).contains("after 150 ms");
+        }
+    }
+
+    @Test
+    void cancellingATurnAbortsItsRunningAndQueuedCallsAndLaterOnesButNoOtherTurn() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write)))) {
+            String c1 = harness.call("turn-1", "read", named("c1"));
+            String c2 = harness.call("turn-1", "read", named("c2"));
+            String c3 = harness.call("turn-1", "write", named("c3"));
+            String other = harness.call("turn-2", "read", named("other"));
+            await().until(() -> events.containsAll(List.of("start c1", "start c2", "start other")));
+
+            harness.scheduler.cancelTurn("turn-1");
+            String late = harness.call("turn-1", "read", named("late"));
+
+            for (String call : List.of(c1, c2, c3, late)) {
+                ToolResult result = harness.awaitResult(call);
+                assertThat(result.success()).isFalse();
+                assertThat(result.error().code()).isEqualTo(ToolErrors.ABORTED);
+                assertThat(harness.output(call)).isEqualTo("Tool execution was aborted: user interrupted");
+            }
+            await().until(() -> events.containsAll(List.of("interrupted c1", "interrupted c2")));
+            assertThat(events).doesNotContain("start c3", "start late");
+
+            assertThat(harness.answered(other)).isFalse();
+            open("other");
+            assertThat(harness.awaitResult(other).success()).isTrue();
+        }
+    }
+
+    @Test
+    void aCrashedCallAbortsItsRunningAndQueuedSiblings() {
+        ScriptedTool crash = ScriptedTool.safe("crash", (args, context) -> {
+            throw new IllegalStateException("boom");
+        });
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write, crash)))) {
+            String running = harness.call("turn-1", "read", named("s1"));
+            await().until(() -> events.contains("start s1"));
+            String crashed = harness.call("turn-1", "crash", "{}");
+            String queued = harness.call("turn-1", "write", named("s2"));
+
+            ToolResult failure = harness.awaitResult(crashed);
+            assertThat(failure.error().code()).isEqualTo(ToolErrors.TOOL_CRASHED);
+            assertThat(failure.error().message()).isEqualTo("Tool crash crashed: java.lang.IllegalStateException: boom");
+            for (String sibling : List.of(running, queued)) {
+                assertThat(harness.awaitResult(sibling).error().code()).isEqualTo(ToolErrors.ABORTED);
+                assertThat(harness.output(sibling)).isEqualTo("Tool execution was aborted: a sibling tool call failed");
+            }
+            await().until(() -> events.contains("interrupted s1"));
+            assertThat(events).doesNotContain("start s2");
+        }
+    }
+
+    @Test
+    void siblingsKeepRunningWhenSiblingAbortIsOffOrTheErrorIsRecoverable() {
+        ScriptedTool crash = ScriptedTool.safe("crash", (args, context) -> {
+            throw new IllegalStateException("boom");
+        });
+        ScriptedTool fail = ScriptedTool.safe("fail", (args, context) -> {
+            throw new ToolException("no such thing");
+        });
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, crash, fail)),
+                "abort-siblings-on-failure", "false")) {
+            String running = harness.call("turn-1", "read", named("k1"));
+            assertThat(harness.awaitResult(harness.call("turn-1", "crash", "{}")).error().code()).isEqualTo(ToolErrors.TOOL_CRASHED);
+            assertThat(harness.answered(running)).isFalse();
+            open("k1");
+            assertThat(harness.awaitResult(running).success()).isTrue();
+        }
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, fail)))) {
+            String running = harness.call("turn-1", "read", named("k2"));
+            ToolResult failed = harness.awaitResult(harness.call("turn-1", "fail", "{}"));
+            assertThat(failed.error().code()).isEqualTo(ToolErrors.TOOL_ERROR);
+            assertThat(failed.error().message()).isEqualTo("no such thing");
+            assertThat(harness.answered(running)).isFalse();
+            open("k2");
+            assertThat(harness.awaitResult(running).success()).isTrue();
+        }
+    }
+
+    @Test
+    void anUnknownToolIsAnsweredToolNotFound() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.installed())) {
+            ToolResult result = harness.awaitResult(harness.call("turn-1", "launch_rockets", "{}"));
+
+            assertThat(result.success()).isFalse();
+            assertThat(result.error().code()).isEqualTo(ToolErrors.TOOL_NOT_FOUND);
+            assertThat(result.error().message()).isEqualTo("Tool not found: launch_rockets");
+            assertThat(SchedulerHarness.text(result.output())).isEqualTo("Tool not found: launch_rockets");
+        }
+    }
+
+    @Test
+    void argumentsThatDoNotMatchTheSchemaAreRefusedWithTheReason() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.installed())) {
+            assertThat(invalid(harness, "{}")).contains("path");
+            assertThat(invalid(harness, "{\"path\": 42}")).contains("path").contains("string");
+            assertThat(invalid(harness, "{\"path\": \"a.txt\", \"colour\": \"red\"}")).contains("colour");
+            assertThat(invalid(harness, "read the readme please")).contains("arguments must be a JSON object");
+        }
+    }
+
+    private static String invalid(SchedulerHarness harness, String arguments) {
+        ToolResult result = harness.awaitResult(harness.call("turn-1", "read_file", arguments));
+        assertThat(result.error().code()).isEqualTo(ToolErrors.INVALID_ARGUMENTS);
+        assertThat(result.error().message()).startsWith("Invalid arguments for read_file: ");
+        return result.error().message();
+    }
+
+    @Test
+    void theThirdIdenticalCallInARowIsNotRun() {
+        AtomicInteger runs = new AtomicInteger();
+        ScriptedTool count = ScriptedTool.safe("count", (args, context) -> TextNode.valueOf("run " + runs.incrementAndGet()));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(count)))) {
+            assertThat(harness.awaitResult(harness.call("turn-1", "count", "{\"x\": 1, \"y\": 2}")).success()).isTrue();
+            assertThat(harness.awaitResult(harness.call("turn-1", "count", "{\"y\": 2, \"x\": 1}")).success()).isTrue();
+            ToolResult third = harness.awaitResult(harness.call("turn-1", "count", "{\"x\": 1, \"y\": 2}"));
+
+            assertThat(third.error().code()).isEqualTo(ToolErrors.DOOM_LOOP);
+            assertThat(third.error().message()).contains("call 3 in a row of count with identical arguments");
+            assertThat(runs).hasValue(2);
+
+            assertThat(harness.awaitResult(harness.call("turn-2", "count", "{\"x\": 1, \"y\": 2}")).success())
+                    .as("another turn counts on its own").isTrue();
+            assertThat(harness.awaitResult(harness.call("turn-1", "count", "{\"x\": 2}")).success()).isTrue();
+            assertThat(harness.awaitResult(harness.call("turn-1", "count", "{\"x\": 1, \"y\": 2}")).success())
+                    .as("a different call in between resets the count").isTrue();
+        }
+    }
+}
