@@ -9,6 +9,8 @@ import io.turnstream.runtime.TurnstreamProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -112,6 +114,16 @@ class CliTest {
 
         assertThat(run("topics", "--partitions", "0", "--bootstrap-servers", "127.0.0.1:1").exitCode())
                 .isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void aBrokerPortThatIsTakenIsOneErrorLine() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            CliRun broker = run("broker", "--port", String.valueOf(taken.getLocalPort()));
+            assertThat(broker.exitCode()).isEqualTo(ExitCodes.FAILURE);
+            assertThat(broker.err()).isEqualTo("turnstream broker: error: port " + taken.getLocalPort()
+                    + " on 127.0.0.1 is in use: stop what holds it or pick another with --port (0 picks a free one)\n");
+        }
     }
 
     private record CliRun(int exitCode, String out, String err) {
