@@ -3,14 +3,12 @@ package io.turnstream.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.cli.ExitCodes;
-import io.turnstream.model.Topics;
 import io.turnstream.model.UpsertEnvelope;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -37,25 +35,22 @@ class EmitFailureTest {
     @TempDir
     static Path dir;
 
+    private static TestCluster cluster;
     private static EmbeddedKafkaBroker broker;
     private static RawEventProducer gateway;
     private static UpsertLog upserts;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new EmbeddedKafkaBroker(0, Files.createDirectories(dir.resolve("broker"))).start();
-        Properties admin = new Properties();
-        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
-        gateway = new RawEventProducer(broker.bootstrapServers());
-        upserts = new UpsertLog(broker.bootstrapServers());
+        cluster = TestCluster.start(dir.resolve("broker"), 2, Map.of());
+        broker = cluster.broker();
+        gateway = cluster.gateway();
+        upserts = cluster.upserts();
     }
 
     @AfterAll
     static void stopBroker() {
-        upserts.close();
-        gateway.close();
-        broker.close();
+        cluster.close();
     }
 
     @Test

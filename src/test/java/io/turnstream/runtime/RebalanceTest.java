@@ -2,16 +2,13 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.turnstream.model.Topics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.utils.Utils;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -30,25 +27,20 @@ class RebalanceTest {
     @TempDir
     static Path dir;
 
-    private static EmbeddedKafkaBroker broker;
+    private static TestCluster cluster;
     private static RawEventProducer gateway;
     private static UpsertLog upserts;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, PARTITIONS, (short) 1);
-        gateway = new RawEventProducer(broker.bootstrapServers());
-        upserts = new UpsertLog(broker.bootstrapServers());
+        cluster = TestCluster.start(dir.resolve("broker"), PARTITIONS, Map.of());
+        gateway = cluster.gateway();
+        upserts = cluster.upserts();
     }
 
     @AfterAll
     static void stopBroker() {
-        upserts.close();
-        gateway.close();
-        broker.close();
+        cluster.close();
     }
 
     @Test
@@ -77,7 +69,7 @@ class RebalanceTest {
     }
 
     private static StreamsService startInstance(String name) {
-        return TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "rebalance-test",
+        return TopologyInstance.start(TopologyInstance.settings(cluster.bootstrapServers(), "rebalance-test",
                 dir.resolve(name), Map.of()));
     }
 
