@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -115,8 +116,8 @@ class TopologyOnBrokerTest {
         try (CommittedReader deadLetters = new CommittedReader(cluster.bootstrapServers(), Topics.DEFAULTS.deadLetters())) {
             List<ConsumerRecord<String, String>> records = deadLetters.awaitUntil(TIMEOUT, r -> r.size() >= 2);
             assertThat(records).extracting(ConsumerRecord::value).containsExactlyInAnyOrder("{not json", Json.toString(orphan));
-            assertThat(records).allSatisfy(r -> assertThat(header(r, "turnstream.dlq.reason")).isNotBlank());
-            assertThat(records).anySatisfy(r -> assertThat(header(r, "turnstream.dlq.reason")).startsWith("unparseable StreamEvent"));
+            assertThat(records).allSatisfy(r -> assertThat(header(r, DeadLetterHeaders.REASON)).isNotBlank());
+            assertThat(records).anySatisfy(r -> assertThat(header(r, DeadLetterHeaders.REASON)).startsWith("unparseable StreamEvent"));
         }
         assertThat(jmxSum("kafka.streams:type=stream-turnstream-metrics,*", "dead-letter-total")).isGreaterThanOrEqualTo(2);
     }
