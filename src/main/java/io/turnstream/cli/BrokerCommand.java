@@ -3,6 +3,8 @@ package io.turnstream.cli;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Failures;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -38,26 +40,42 @@ public final class BrokerCommand implements Callable<Integer> {
     private Path dataDir;
 
     @Override
-    public Integer call() throws IOException {
+    public Integer call() throws Exception {
+        requirePortFree();
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
         EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(port, dir);
+        AutoCloseable shutdown = () -> {
+            broker.stop();
+            if (temporary) {
+                Utils.delete(dir.toFile());
+            }
+        };
         try {
             broker.start();
         } catch (RuntimeException e) {
-            broker.stop();
+            shutdown.close();
             throw new CliFailure(ExitCodes.FAILURE, "cannot start the broker on port " + port + ": "
                     + Failures.rootCause(e).getMessage(), e);
         }
         LOG.info("broker data in {}{}", dir, temporary ? " (temporary: deleted on exit; --data-dir keeps it)" : "");
         spec.commandLine().getOut().println("bootstrap.servers=" + broker.bootstrapServers());
         spec.commandLine().getOut().flush();
-        UntilStopped.run("broker", () -> {
-            broker.stop();
-            if (temporary) {
-                Utils.delete(dir.toFile());
-            }
-        }, new CompletableFuture<>());
+        UntilStopped.run("broker", shutdown, new CompletableFuture<>());
         return ExitCodes.OK;
+    }
+
+    /** Kafka reports a taken port with pages of stack traces from its acceptor; say it in one line first. */
+    private void requirePortFree() {
+        if (port == 0) {
+            return;
+        }
+        try (ServerSocket probe = new ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new InetSocketAddress("127.0.0.1", port));
+        } catch (IOException e) {
+            throw new CliFailure(ExitCodes.FAILURE, "port " + port + " on 127.0.0.1 is in use: stop what holds it "
+                    + "or pick another with --port (0 picks a free one)");
+        }
     }
 }

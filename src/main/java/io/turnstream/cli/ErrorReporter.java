@@ -16,21 +16,16 @@ final class ErrorReporter implements IExecutionExceptionHandler {
 
     @Override
     public int handleExecutionException(Exception failure, CommandLine command, ParseResult parseResult) {
-        String prefix = command.getCommandSpec().qualifiedName() + ": error: ";
         boolean debug = System.getenv(DEBUG_ENV) != null;
-        if (failure instanceof CliFailure expected) {
-            command.getErr().println(prefix + expected.getMessage());
-            if (debug && expected.getCause() != null) {
-                expected.getCause().printStackTrace(command.getErr());
-            }
-            return expected.exitCode();
-        }
-        command.getErr().println(prefix + Failures.describe(failure)
-                + (debug ? "" : " (set " + DEBUG_ENV + "=1 for the stack trace)"));
-        if (debug) {
-            failure.printStackTrace(command.getErr());
+        boolean expected = failure instanceof CliFailure;
+        String what = expected ? failure.getMessage()
+                : Failures.describe(failure) + (debug ? "" : " (set " + DEBUG_ENV + "=1 for the stack trace)");
+        command.getErr().println(command.getCommandSpec().qualifiedName() + ": error: " + what);
+        Throwable trace = expected ? failure.getCause() : failure;
+        if (debug && trace != null) {
+            trace.printStackTrace(command.getErr());
         }
         command.getErr().flush();
-        return ExitCodes.FAILURE;
+        return expected ? ((CliFailure) failure).exitCode() : ExitCodes.FAILURE;
     }
 }

@@ -1,13 +1,19 @@
 package io.turnstream.cli;
 
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.Settings;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code turnstream tool-executor}: runs tool calls from {@code llm.tool-calls} until stopped (Ctrl-C or SIGTERM). */
@@ -15,35 +21,35 @@ import picocli.CommandLine.Option;
         description = "Run the tool calls on llm.tool-calls inside a workspace directory and publish one result per call to llm.tool-results.")
 public final class ToolExecutorCommand implements Callable<Integer> {
 
-    @Option(names = "--bootstrap-servers", defaultValue = "${env:" + Settings.BOOTSTRAP_ENV + "}",
-            description = "Kafka bootstrap servers (default: $" + Settings.BOOTSTRAP_ENV + ")")
-    String bootstrapServers;
+    @Mixin
+    private KafkaOptions kafka;
 
     @Option(names = "--workspace", required = true, description = "The directory tools may read and write; nothing outside it is touched")
-    Path workspace;
-
-    @Option(names = "--config", description = "Properties file: turnstream.tool-executor.* settings and Kafka client settings")
-    Path config;
+    private Path workspace;
 
     @Override
-    public Integer call() throws Exception {
-        Settings settings = Settings.load(config, bootstrapServers)
-                .with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
+    public Integer call() {
+        if (!Files.isDirectory(workspace)) {
+            throw new CliFailure(ExitCodes.CONFIG, "workspace " + workspace + " is not an existing directory");
+        }
+        Settings settings = kafka.settings().with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
         ToolExecutorService service;
         try {
-            service = new ToolExecutorService(settings, ToolRegistry.installed()).start();
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            System.err.println("tool-executor: " + e.getMessage());
-            return 1;
+            service = new ToolExecutorService(settings, ToolRegistry.installed());
+        } catch (IllegalArgumentException e) {
+            throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
-        Thread shutdown = new Thread(service::close, "turnstream-tool-executor-shutdown");
-        Runtime.getRuntime().addShutdownHook(shutdown);
+        Topics topics = settings.topics();
+        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control()));
         try {
-            service.stopped().join();
-            return 0;
-        } catch (CompletionException failed) {
-            System.err.println("tool-executor stopped: " + failed.getCause().getMessage());
-            return 1;
+            service.start();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new CliFailure(ExitCodes.FAILURE, "cannot start: " + Failures.describe(e), e);
         }
+        CompletableFuture<Throwable> failure = service.stopped().handle((done, error) ->
+                error instanceof CompletionException wrapped ? wrapped.getCause() : error != null ? error
+                        : new IllegalStateException("the executor stopped"));
+        UntilStopped.run("tool-executor", service, failure);
+        return ExitCodes.OK;
     }
 }

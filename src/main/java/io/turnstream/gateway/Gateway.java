@@ -9,6 +9,7 @@ import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.Settings;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,12 +64,13 @@ public final class Gateway implements AutoCloseable {
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
-        this.producer = new GatewayProducer(settings.kafkaProperties(), topics, WireFormat.JSON);
+        WireFormat wire = WireFormats.from(settings);
+        this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         try {
-            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, WireFormat.JSON, registry, metrics);
-            startedViews = TurnViews.start(settings);
+            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedViews = TurnViews.start(settings, wire);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));

@@ -16,10 +16,10 @@ public final class Failures {
     public static String describe(Throwable failure) {
         Throwable root = rootCause(failure);
         String outer = messageOf(failure);
-        if (root == failure || outer.contains(String.valueOf(root.getMessage()))) {
-            return outer;
-        }
-        return outer + " (caused by " + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+        String line = root == failure || outer.contains(String.valueOf(root.getMessage())) ? outer
+                : outer + " (caused by " + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+        // Kafka's messages span lines; an error report stays on one
+        return line.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     public static Throwable rootCause(Throwable failure) {

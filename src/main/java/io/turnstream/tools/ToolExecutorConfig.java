@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The tool executor's settings, from {@code turnstream.tool-executor.*} properties (see docs/readme-tools.md).
+ * The tool executor's settings, from {@code turnstream.tool-executor.*} properties (see docs/tool-executor.md).
  *
  * @param instanceId      stable per instance: it is the consumer's static group membership and the producer's
  *                        transactional id, so a restarted instance takes over at once and fences its predecessor

@@ -1,9 +1,11 @@
 package io.turnstream.tools;
 
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -62,8 +64,6 @@ public final class ToolExecutorService implements AutoCloseable {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
     /** A JSON-escaped output can grow up to six times (\\u0000 for each control byte), plus the record's other fields. */
     private static final int RESULT_OVERHEAD_BYTES = 64 * 1024;
-    static final String DLQ_REASON_HEADER = "turnstream.dlq.reason";
-    static final String DLQ_SOURCE_HEADER = "turnstream.dlq.source";
 
     private final Settings settings;
     private final ToolRegistry registry;
@@ -102,7 +102,7 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     public ToolExecutorService(Settings settings, ToolRegistry registry) {
-        this(settings, registry, WireFormat.JSON);
+        this(settings, registry, WireFormats.from(settings));
     }
 
     public ToolExecutorService(Settings settings, ToolRegistry registry, WireFormat wire) {
@@ -351,8 +351,8 @@ public final class ToolExecutorService implements AutoCloseable {
         } else if (item instanceof DeadLetter letter) {
             ConsumerRecord<String, byte[]> source = letter.record();
             ProducerRecord<String, byte[]> record = new ProducerRecord<>(config.deadLetterTopic(), source.key(), source.value());
-            record.headers().add(new RecordHeader(DLQ_REASON_HEADER, letter.reason().getBytes(StandardCharsets.UTF_8)));
-            record.headers().add(new RecordHeader(DLQ_SOURCE_HEADER,
+            record.headers().add(new RecordHeader(DeadLetterHeaders.REASON, letter.reason().getBytes(StandardCharsets.UTF_8)));
+            record.headers().add(new RecordHeader(DeadLetterHeaders.SOURCE,
                     (source.topic() + "-" + source.partition() + "@" + source.offset()).getBytes(StandardCharsets.UTF_8)));
             producer.send(record);
         }

@@ -1,5 +1,6 @@
 package io.turnstream.topology;
 
+import io.turnstream.model.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.header.Headers;
@@ -16,8 +17,6 @@ import org.slf4j.LoggerFactory;
  */
 final class DeadLetters {
 
-    static final String REASON_HEADER = "turnstream.dlq.reason";
-    static final String SOURCE_HEADER = "turnstream.dlq.source";
 
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
 
@@ -35,8 +34,8 @@ final class DeadLetters {
                 .orElse("unknown");
         LOG.warn("dead-lettered {} (key {}): {}", source, record.key(), reason);
         Headers headers = new RecordHeaders(record.headers().toArray());
-        headers.add(REASON_HEADER, reason.getBytes(StandardCharsets.UTF_8));
-        headers.add(SOURCE_HEADER, source.getBytes(StandardCharsets.UTF_8));
+        headers.add(DeadLetterHeaders.REASON, reason.getBytes(StandardCharsets.UTF_8));
+        headers.add(DeadLetterHeaders.SOURCE, source.getBytes(StandardCharsets.UTF_8));
         context.forward(new Record<>(record.key(), record.value(), record.timestamp(), headers), UpsertTopology.DEAD_LETTER_SINK);
         counter.record();
     }

@@ -85,6 +85,8 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        // The topology has no global stores; this only opts into the Kafka 5.0 default early.
+        props.put("processing.exception.handler.global.enabled", "true");
         props.putAll(kafka);
         return props;
     }

@@ -9,10 +9,11 @@ import io.turnstream.runtime.TurnstreamProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -76,6 +77,16 @@ class CliTest {
                     + "TURNSTREAM_BOOTSTRAP_SERVERS) and the security settings in --config right?");
             assertThat(topology.stdout()).isEmpty();
         }
+        for (List<String> service : List.of(List.of("gateway", "--port", "0"),
+                List.of("tool-executor", "--workspace", dir.toString()))) {
+            List<String> args = new java.util.ArrayList<>(service);
+            args.addAll(List.of("--bootstrap-servers", nobody, "--config", config.toString()));
+            CliRun run = run(args.toArray(String[]::new));
+            assertThat(run.exitCode()).as(service.get(0)).isEqualTo(ExitCodes.UNAVAILABLE);
+            assertThat(run.err().lines().toList()).as(service.get(0)).containsExactly("turnstream " + service.get(0)
+                    + ": error: cannot reach Kafka at " + nobody + " within 1 s: is the broker running, and are "
+                    + "--bootstrap-servers (or TURNSTREAM_BOOTSTRAP_SERVERS) and the security settings in --config right?");
+        }
     }
 
     @Test
@@ -102,6 +113,16 @@ class CliTest {
 
         assertThat(run("topics", "--partitions", "0", "--bootstrap-servers", "127.0.0.1:1").exitCode())
                 .isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void aBrokerPortThatIsTakenIsOneErrorLine() throws IOException {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            CliRun broker = run("broker", "--port", String.valueOf(taken.getLocalPort()));
+            assertThat(broker.exitCode()).isEqualTo(ExitCodes.FAILURE);
+            assertThat(broker.err()).isEqualTo("turnstream broker: error: port " + taken.getLocalPort()
+                    + " on 127.0.0.1 is in use: stop what holds it or pick another with --port (0 picks a free one)\n");
+        }
     }
 
     private record CliRun(int exitCode, String out, String err) {

@@ -14,8 +14,8 @@ class ToolExecutorCommandTest {
     void aMissingWorkspaceIsAClearErrorNotAStackTrace() {
         Run run = run("--bootstrap-servers", "127.0.0.1:9", "--workspace", "/no/such/workspace");
 
-        assertThat(run.exitCode).isEqualTo(1);
-        assertThat(run.err).isEqualTo("tool-executor: workspace /no/such/workspace is not an existing directory\n");
+        assertThat(run.exitCode).isEqualTo(ExitCodes.CONFIG);
+        assertThat(run.err).isEqualTo("turnstream tool-executor: error: workspace /no/such/workspace is not an existing directory\n");
     }
 
     @Test
@@ -34,9 +34,12 @@ class ToolExecutorCommandTest {
         PrintStream original = System.err;
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         try {
-            CommandLine command = new CommandLine(new ToolExecutorCommand());
+            CommandLine command = Main.commandLine();
             command.setErr(new java.io.PrintWriter(System.err, true));
-            int exitCode = command.execute(args);
+            String[] withCommand = new String[args.length + 1];
+            withCommand[0] = "tool-executor";
+            System.arraycopy(args, 0, withCommand, 1, args.length);
+            int exitCode = command.execute(withCommand);
             return new Run(exitCode, err.toString(StandardCharsets.UTF_8));
         } finally {
             System.setErr(original);

@@ -2,7 +2,6 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.turnstream.model.Topics;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,11 +9,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.admin.AdminClientConfig;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * state directory and, after a second kill, on an empty one. A read_committed client still sees
  * every upsert exactly once.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CrashRecoveryTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);
@@ -30,7 +30,7 @@ class CrashRecoveryTest {
     @TempDir
     static Path dir;
 
-    private static EmbeddedKafkaBroker broker;
+    private static TestCluster cluster;
     private static RawEventProducer gateway;
     private static UpsertLog upserts;
     private static Path config;
@@ -38,26 +38,21 @@ class CrashRecoveryTest {
     @BeforeAll
     static void startBroker() throws Exception {
         // Transactions of a killed instance that nobody fences are aborted soon after they time out.
-        broker = new EmbeddedKafkaBroker(0, Files.createDirectories(dir.resolve("broker")),
-                Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000")).start();
-        Properties admin = new Properties();
-        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        cluster = TestCluster.start(dir.resolve("broker"), 2,
+                Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"));
+        gateway = cluster.gateway();
+        upserts = cluster.upserts();
         config = Files.writeString(dir.resolve("topology.properties"), String.join("\n",
                 "commit.interval.ms=100",
                 "session.timeout.ms=6000",
                 "heartbeat.interval.ms=1000",
                 "transaction.timeout.ms=5000",
                 ""));
-        gateway = new RawEventProducer(broker.bootstrapServers());
-        upserts = new UpsertLog(broker.bootstrapServers());
     }
 
     @AfterAll
     static void stopBroker() {
-        upserts.close();
-        gateway.close();
-        broker.close();
+        cluster.close();
     }
 
     @Test
@@ -92,7 +87,7 @@ class CrashRecoveryTest {
     private static TurnstreamProcess startTopology(String name, Path stateDir) {
         int healthPort = TurnstreamProcess.freePort();
         TurnstreamProcess process = TurnstreamProcess.start(name, Map.of(), "topology",
-                "--bootstrap-servers", broker.bootstrapServers(), "--config", config.toString(),
+                "--bootstrap-servers", cluster.bootstrapServers(), "--config", config.toString(),
                 "--application-id", "crash-test", "--state-dir", stateDir.toString(),
                 "--health-port", String.valueOf(healthPort));
         process.awaitHealthy(healthPort);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -24,50 +25,45 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The topology on a real broker, as clients see it: plain producers in, read_committed consumers (Java and kcat) out. */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class TopologyOnBrokerTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
-    static Path stateDir;
+    static Path dir;
 
-    private static EmbeddedKafkaBroker broker;
+    private static TestCluster cluster;
     private static StreamsService topology;
     private static RawEventProducer gateway;
     private static UpsertLog upserts;
 
     @BeforeAll
     static void startBrokerAndTopology() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
-        topology = TopologyInstance.start(
-                TopologyInstance.settings(broker.bootstrapServers(), "topology-on-broker", stateDir, Map.of()));
-        gateway = new RawEventProducer(broker.bootstrapServers());
-        upserts = new UpsertLog(broker.bootstrapServers());
+        cluster = TestCluster.start(dir.resolve("broker"), 3, Map.of());
+        gateway = cluster.gateway();
+        upserts = cluster.upserts();
+        topology = TopologyInstance.start(TopologyInstance.settings(cluster.bootstrapServers(), "topology-on-broker",
+                dir.resolve("state"), Map.of()));
     }
 
     @AfterAll
     static void stopAll() {
-        upserts.close();
-        gateway.close();
         topology.close();
-        broker.close();
+        cluster.close();
     }
 
     @Test
@@ -93,7 +89,7 @@ class TopologyOnBrokerTest {
         assertThat(message.content()).isEqualTo(script.expectedContent("msg-1"));
         assertThat(itemState.get("turn-e2e/turn").payload().type()).isEqualTo("turn_completed");
 
-        try (CommittedReader toolCalls = new CommittedReader(broker.bootstrapServers(), Topics.DEFAULTS.toolCalls())) {
+        try (CommittedReader toolCalls = new CommittedReader(cluster.bootstrapServers(), Topics.DEFAULTS.toolCalls())) {
             ConsumerRecord<String, String> record = toolCalls.awaitUntil(TIMEOUT, records -> !records.isEmpty()).get(0);
             ToolCall call = Json.fromString(record.value(), ToolCall.class);
             assertThat(record.key()).isEqualTo("turn-e2e");
@@ -117,11 +113,11 @@ class TopologyOnBrokerTest {
 
         UpsertLog.assertExactlyOnceAndComplete(upserts.awaitEnd(script.turnId(), TIMEOUT), script,
                 TurnScript.messageId(script.turnId()));
-        try (CommittedReader deadLetters = new CommittedReader(broker.bootstrapServers(), Topics.DEFAULTS.deadLetters())) {
+        try (CommittedReader deadLetters = new CommittedReader(cluster.bootstrapServers(), Topics.DEFAULTS.deadLetters())) {
             List<ConsumerRecord<String, String>> records = deadLetters.awaitUntil(TIMEOUT, r -> r.size() >= 2);
             assertThat(records).extracting(ConsumerRecord::value).containsExactlyInAnyOrder("{not json", Json.toString(orphan));
-            assertThat(records).allSatisfy(r -> assertThat(header(r, "turnstream.dlq.reason")).isNotBlank());
-            assertThat(records).anySatisfy(r -> assertThat(header(r, "turnstream.dlq.reason")).startsWith("unparseable StreamEvent"));
+            assertThat(records).allSatisfy(r -> assertThat(header(r, DeadLetterHeaders.REASON)).isNotBlank());
+            assertThat(records).anySatisfy(r -> assertThat(header(r, DeadLetterHeaders.REASON)).startsWith("unparseable StreamEvent"));
         }
         assertThat(jmxSum("kafka.streams:type=stream-turnstream-metrics,*", "dead-letter-total")).isGreaterThanOrEqualTo(2);
     }
@@ -150,7 +146,7 @@ class TopologyOnBrokerTest {
         int expected = upserts.awaitEnd(script.turnId(), TIMEOUT).size();
 
         List<JsonNode> fromKcat = new ArrayList<>();
-        for (String line : kcat("-b", broker.bootstrapServers(), "-C", "-t", Topics.DEFAULTS.upserts(),
+        for (String line : kcat("-b", cluster.bootstrapServers(), "-C", "-t", Topics.DEFAULTS.upserts(),
                 "-X", "isolation.level=read_committed", "-o", "beginning", "-e", "-q", "-f", "%k\\t%s\\n")) {
             String[] keyAndValue = line.split("\t", 2);
             if (keyAndValue[0].equals(script.turnId())) {
@@ -179,7 +175,7 @@ class TopologyOnBrokerTest {
     }
 
     private static Map<String, UpsertEnvelope> latestByKey(String topic, Set<String> keys) {
-        try (CommittedReader reader = new CommittedReader(broker.bootstrapServers(), topic)) {
+        try (CommittedReader reader = new CommittedReader(cluster.bootstrapServers(), topic)) {
             Map<String, UpsertEnvelope> latest = new LinkedHashMap<>();
             reader.awaitUntil(TIMEOUT, records -> {
                 records.forEach(r -> latest.put(r.key(), Json.fromString(r.value(), UpsertEnvelope.class)));

@@ -1,5 +1,6 @@
 package io.turnstream.tools;
 
+import io.turnstream.model.DeadLetterHeaders;
 import static io.turnstream.tools.GatedTools.named;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -77,7 +78,7 @@ class ToolExecutorServiceTest {
         assertThat(byCall.get(unparsed).value().error().message()).contains("arguments must be a JSON object");
 
         List<ConsumerRecord<String, byte[]>> letters = kafka.awaitDeadLetters(found -> found.size() == 2);
-        assertThat(letters).extracting(letter -> new String(letter.headers().lastHeader(ToolExecutorService.DLQ_REASON_HEADER).value(),
+        assertThat(letters).extracting(letter -> new String(letter.headers().lastHeader(DeadLetterHeaders.REASON).value(),
                 StandardCharsets.UTF_8)).satisfiesExactly(
                         reason -> assertThat(reason).startsWith("not a ToolCall: "),
                         reason -> assertThat(reason).isEqualTo("ToolCall without a callId"));

@@ -1,5 +1,6 @@
 package io.turnstream.topology;
 
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -114,7 +115,7 @@ final class TopologyHarness implements AutoCloseable {
     List<DeadLetter> deadLetters() {
         return deadLetters.readRecordsToList().stream().map(r -> new DeadLetter(r.key(),
                 new String(r.value(), StandardCharsets.UTF_8),
-                new String(r.headers().lastHeader(DeadLetters.REASON_HEADER).value(), StandardCharsets.UTF_8))).toList();
+                new String(r.headers().lastHeader(DeadLetterHeaders.REASON).value(), StandardCharsets.UTF_8))).toList();
     }
 
     double deadLetterTotal() {

@@ -7,7 +7,6 @@ import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicReader;
-import io.turnstream.schema.WireFormats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
@@ -41,11 +40,11 @@ public final class TurnViews implements AutoCloseable {
     private final ScheduledExecutorService heartbeats;
     private TopicReader feed;
 
-    private TurnViews(Settings settings) {
+    private TurnViews(Settings settings, WireFormat format) {
         this.config = TurnViewConfig.from(settings);
         Topics topics = settings.topics();
         this.upsertsTopic = topics.upserts();
-        this.format = WireFormats.from(settings);
+        this.format = format;
         this.channels = new LinkedHashMap<>(256, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, TurnChannel> eldest) {
@@ -57,9 +56,13 @@ public final class TurnViews implements AutoCloseable {
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns());
     }
 
-    /** Starts reading {@code llm.upserts} from its end and {@code llm.item-state} from its beginning. */
-    public static TurnViews start(Settings settings) {
-        TurnViews views = new TurnViews(settings);
+    /**
+     * Starts reading {@code llm.upserts} from its end and {@code llm.item-state} from its beginning.
+     *
+     * @param format the topics' wire format (as the topology writes them)
+     */
+    public static TurnViews start(Settings settings, WireFormat format) {
+        TurnViews views = new TurnViews(settings, format);
         try {
             views.feed = new TopicReader("turnstream-gateway-upserts", settings.kafkaProperties(),
                     List.of(views.upsertsTopic), TopicReader.Start.END, views::publish);

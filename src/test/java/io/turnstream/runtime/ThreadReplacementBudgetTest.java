@@ -1,0 +1,36 @@
+package io.turnstream.runtime;
+
+import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class ThreadReplacementBudgetTest {
+
+    private final AtomicLong clock = new AtomicLong();
+    private final ThreadReplacementBudget budget = new ThreadReplacementBudget(2, Duration.ofMinutes(5), clock::get);
+
+    @Test
+    void aFailingThreadIsReplacedUntilTheBudgetIsSpentThenTheClientStops() {
+        RuntimeException failure = new RuntimeException("broker blip");
+
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
+        assertThat(budget.handle(failure)).isEqualTo(SHUTDOWN_CLIENT);
+        assertThat(budget.lastFailure()).isSameAs(failure);
+    }
+
+    @Test
+    void failuresFurtherApartThanTheWindowAreBlipsNotALoop() {
+        RuntimeException failure = new RuntimeException("broker blip");
+
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
+        clock.addAndGet(Duration.ofMinutes(6).toNanos());
+
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
+    }
+}
