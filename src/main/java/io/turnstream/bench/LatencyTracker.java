@@ -71,6 +71,11 @@ final class LatencyTracker {
         turns.put(turn.runId, new Progress(turn));
     }
 
+    /** Drops a turn that was registered but never sent. */
+    void forget(String runId) {
+        turns.remove(runId);
+    }
+
     /** Records events intended in {@code [from, to)} from now on; clears what was recorded before. */
     synchronized void window(long fromNanos, long toNanos) {
         contentLatency.reset();
@@ -132,6 +137,10 @@ final class LatencyTracker {
             return;
         }
         int index = Integer.parseInt(eventId.substring(eventId.lastIndexOf(':') + 1));
+        Item item = progress.turn.deltaItem(index);
+        if (item != null) {
+            progress.seen(item, Math.max(progress.seen(item), progress.turn.deltaIndex(index) + 1));
+        }
         long intended = intended(progress.turn, progress.turn.slot(index));
         if (inWindow(intended)) {
             emitLatency.recordValue(Math.max(0, visibleNanos - intended));

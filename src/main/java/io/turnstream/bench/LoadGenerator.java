@@ -173,7 +173,9 @@ final class LoadGenerator implements AutoCloseable {
         List<Open> remaining = new ArrayList<>(open);
         open.clear();
         for (Open turn : remaining) {
-            if (turn.next > 0) {
+            if (turn.next == 0 && tracker != null) {
+                tracker.forget(turn.turn.runId);
+            } else if (turn.next > 0) {
                 int last = turn.turn.size() - 1;
                 producer.send(new ProducerRecord<>(topic, turn.turn.runId, Json.toBytes(turn.turn.event(last))), onSent);
                 sent.incrementAndGet();

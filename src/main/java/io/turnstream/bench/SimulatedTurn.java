@@ -82,6 +82,19 @@ final class SimulatedTurn {
         return r + messageDeltas + 2;
     }
 
+    /** The item whose delta event {@code i} is, or null when it is no delta. */
+    Item deltaItem(int i) {
+        if (i >= 2 && i <= reasoningDeltas + 1) {
+            return Item.REASONING;
+        }
+        return i >= reasoningDeltas + 4 && i <= reasoningDeltas + messageDeltas + 3 ? Item.MESSAGE : null;
+    }
+
+    /** Which delta of its item event {@code i} is; only for delta events. */
+    int deltaIndex(int i) {
+        return deltaItem(i) == Item.REASONING ? i - 2 : i - reasoningDeltas - 4;
+    }
+
     boolean isLast(int i) {
         return i == size() - 1;
     }

@@ -40,12 +40,34 @@ final class TopicTail implements AutoCloseable {
         props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "10");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
         this.consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-        List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                .map(p -> new TopicPartition(topic, p.partition())).toList();
+        List<TopicPartition> partitions = partitions(topic);
         consumer.assign(partitions);
         consumer.seekToBeginning(partitions);
         this.thread = new Thread(() -> loop(handler), threadName(topic));
         thread.setDaemon(true);
+    }
+
+    /** A topic created a moment ago may not be in the metadata yet: ask again until it is. */
+    private List<TopicPartition> partitions(String topic) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            if (!partitions.isEmpty()) {
+                return partitions;
+            }
+            if (System.nanoTime() > deadline) {
+                consumer.close();
+                throw new IllegalStateException("topic " + topic + " has no partitions in the metadata after 30 s");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                consumer.close();
+                throw new IllegalStateException("interrupted while waiting for topic " + topic, e);
+            }
+        }
     }
 
     static String threadName(String topic) {
