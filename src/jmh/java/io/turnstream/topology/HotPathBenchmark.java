@@ -14,6 +14,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -67,7 +68,7 @@ public class HotPathBenchmark {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "jmh");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        MockProcessorContext<Object, Object> context = new MockProcessorContext<>(props);
+        MockProcessorContext<Object, Object> context = new MockProcessorContext<>(props, new TaskId(0, 0), stateDir.toFile());
         chunks = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(UpsertTopology.CHUNKS_STORE), Serdes.Bytes(),
                 Serdes.ByteArray()).withLoggingDisabled().withCachingDisabled().build();
         chunks.init(context.getStateStoreContext(), chunks);
