@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * What one benchmark run does. {@link #full()} is the documented default run (about ten minutes on
+ * What one benchmark run does. {@link #full()} is the documented default run (about five minutes on
  * two cores), {@link #quick()} a smoke run of about two minutes; tests use a tinier one.
  *
  * @param ladder concurrent simulated turns per ladder step

@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
             "read_committed consumer), a flood of raw events read by a plain consumer, a pass-through",
             "Streams app and the topology, and the write amplification of long items. Writes",
             "results.json, results.md and two PNG charts to --output. The default run takes about",
-            "ten minutes on two cores; --quick about two."})
+            "five minutes on two cores; --quick about two."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Spec

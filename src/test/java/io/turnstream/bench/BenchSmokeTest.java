@@ -26,7 +26,6 @@ class BenchSmokeTest {
         StringWriter progress = new StringWriter();
 
         new Bench(TINY, new Properties(), new PrintWriter(progress)).run(out);
-        System.out.println(progress);
 
         JsonNode results = Json.MAPPER.readTree(Files.readAllBytes(out.resolve(Bench.RESULTS_JSON)));
         assertThat(results.path("ladder")).hasSize(2).allSatisfy(step -> {
