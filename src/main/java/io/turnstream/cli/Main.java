@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "turnstream", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Carries LLM responses from providers to user interfaces through Kafka.",
         subcommands = {DemoCommand.class, BrokerCommand.class, TopicsCommand.class, TopologyCommand.class, GatewayCommand.class,
-            ToolExecutorCommand.class, ConnectCommand.class, CommandLine.HelpCommand.class},
+            ToolExecutorCommand.class, ConnectCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 ok, 1 failed while running, 2 usage error,",
             "  3 Kafka unreachable or topics missing, 4 bad configuration file.",
             "Environment: TURNSTREAM_BOOTSTRAP_SERVERS (default broker list),",

@@ -1,0 +1,126 @@
+package io.turnstream.bench;
+
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.StreamsService;
+import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.topology.TopologyConfig;
+import io.turnstream.topology.UpsertTopology;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * The embedded broker of one benchmark run and the applications measured on it: the upsert
+ * topology and the pass-through baseline, both with the same Streams properties (exactly-once,
+ * commit interval, anything the user passed), each phase on its own topics.
+ */
+final class BenchCluster implements AutoCloseable {
+
+    private final Path dir;
+    private final EmbeddedKafkaBroker broker;
+    private final Properties userKafka;
+    private final int partitions;
+
+    BenchCluster(Properties userKafka, int partitions) throws IOException {
+        this.dir = Files.createTempDirectory("turnstream-bench");
+        this.broker = new EmbeddedKafkaBroker(0, dir.resolve("broker")).start();
+        this.userKafka = userKafka;
+        this.partitions = partitions;
+    }
+
+    String bootstrapServers() {
+        return broker.bootstrapServers();
+    }
+
+    Properties clientProperties() {
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        return props;
+    }
+
+    /** The contract's topics of one phase, under {@code bench.<phase>.}. */
+    Topics createTopics(String phase) throws ExecutionException, InterruptedException {
+        String p = "bench." + phase + ".";
+        Topics topics = new Topics(p + "raw-events", p + "upserts", p + "item-state", p + "tool-calls",
+                p + "tool-results", p + "control", p + "raw-events.dlq");
+        TopicAdmin.createAll(clientProperties(), topics, partitions, (short) 1);
+        return topics;
+    }
+
+    /** One more topic, for a baseline's output. */
+    String createTopic(String name) throws ExecutionException, InterruptedException {
+        try (Admin admin = Admin.create(clientProperties())) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+        }
+        return name;
+    }
+
+    Producer<String, byte[]> producer() {
+        return new KafkaProducer<>(clientProperties(), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /** The upsert topology with the seed gradient ({@code growthFraction} 0) or the growth rule. */
+    StreamsService startTopology(String applicationId, Topics topics, double growthFraction) throws InterruptedException {
+        Properties props = new Properties();
+        props.putAll(userKafka);
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        props.put(TopologyConfig.APPLICATION_ID, applicationId);
+        props.put(TopologyConfig.STATE_DIR, dir.resolve("state").toString());
+        props.put(TopologyConfig.MIN_GROWTH_FRACTION, Double.toString(growthFraction));
+        TopologyConfig config = TopologyConfig.from(Settings.of(props)).withTopics(topics);
+        return started(UpsertTopology.build(config), config.streamsProperties());
+    }
+
+    /** The baseline: copies every raw record to {@code to}, same guarantee and commit interval. */
+    StreamsService startPassThrough(String applicationId, String from, String to) throws InterruptedException {
+        Topology copy = new Topology();
+        copy.addSource("raw", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), from);
+        copy.addSink("copy", to, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "raw");
+        return started(copy, streamsProperties(applicationId));
+    }
+
+    /** The Streams properties both applications share: the topology's defaults, then the user's. */
+    Properties streamsProperties(String applicationId) {
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve("state").toString());
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        props.putAll(userKafka);
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        return props;
+    }
+
+    private static StreamsService started(Topology topology, Properties props) throws InterruptedException {
+        StreamsService service = StreamsService.start(topology, props,
+                new StreamsService.Options(0, Duration.ofMinutes(5), Duration.ofSeconds(30), -1));
+        if (!TopicTail.await(service::isRunning, Duration.ofSeconds(90))) {
+            service.close();
+            throw new IllegalStateException(props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG)
+                    + " did not reach RUNNING within 90 s (state " + service.state() + ")");
+        }
+        return service;
+    }
+
+    @Override
+    public void close() throws IOException {
+        broker.stop();
+        Utils.delete(dir.toFile());
+    }
+}

@@ -1,0 +1,86 @@
+package io.turnstream.bench;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What one benchmark run does. {@link #full()} is the documented default run (about five minutes on
+ * two cores), {@link #quick()} a smoke run of about two minutes; tests use a tinier one.
+ *
+ * @param ladder concurrent simulated turns per ladder step
+ * @param warmup load applied before each step's measurement window
+ * @param measure length of each step's measurement window
+ * @param drainLimit after a window, how long to wait for the upserts still owed to measured deltas
+ * @param tokensPerSecond streaming rate of every simulated turn
+ * @param tokensPerDelta estimated tokens (4 characters each) per delta event
+ * @param reasoningTokens min and max length of each turn's reasoning item
+ * @param messageTokens min and max length of each turn's message item
+ * @param floodEvents raw events produced for the flood measurements
+ * @param itemLengths item lengths (tokens) for the write-amplification measurements
+ * @param growthFraction the optional growth rule measured against the seed gradient
+ * @param passThroughStep ladder step at which the pass-through app's latency is measured as well
+ * @param latencyTargetMs the ladder criterion: a step is sustained when its p99 emit latency is below this
+ * @param partitions partitions of every benchmark topic
+ * @param seed seed of the simulated content and lengths
+ */
+public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measure, Duration drainLimit,
+                          int tokensPerSecond, int tokensPerDelta, Range reasoningTokens, Range messageTokens,
+                          int floodEvents, List<Integer> itemLengths, double growthFraction, int passThroughStep,
+                          long latencyTargetMs, int partitions, long seed) {
+
+    /** An inclusive range of token counts. */
+    public record Range(int min, int max) {
+        public Range {
+            if (min <= 0 || max < min) {
+                throw new IllegalArgumentException("token range must satisfy 0 < min <= max, got " + min + ".." + max);
+            }
+        }
+
+        public static Range parse(String text) {
+            String[] parts = text.split("\\.\\.");
+            if (parts.length != 2) {
+                throw new IllegalArgumentException("token range must look like MIN..MAX, got '" + text + "'");
+            }
+            return new Range(Integer.parseInt(parts[0].strip()), Integer.parseInt(parts[1].strip()));
+        }
+
+        @Override
+        public String toString() {
+            return min + ".." + max;
+        }
+    }
+
+    public BenchConfig {
+        ladder = List.copyOf(ladder);
+        itemLengths = List.copyOf(itemLengths);
+        if (ladder.isEmpty() || ladder.stream().anyMatch(n -> n <= 0)) {
+            throw new IllegalArgumentException("ladder must be positive turn counts, got " + ladder);
+        }
+        if (itemLengths.stream().anyMatch(n -> n <= 0)) {
+            throw new IllegalArgumentException("item lengths must be positive, got " + itemLengths);
+        }
+        if (tokensPerSecond <= 0 || tokensPerDelta <= 0 || floodEvents <= 0 || partitions <= 0) {
+            throw new IllegalArgumentException("rates, sizes and partitions must be positive");
+        }
+        if (growthFraction <= 0) {
+            throw new IllegalArgumentException("growth fraction must be > 0, got " + growthFraction);
+        }
+    }
+
+    public static BenchConfig full() {
+        return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(15), Duration.ofSeconds(30),
+                Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42);
+    }
+
+    public static BenchConfig quick() {
+        return new BenchConfig(List.of(50, 200), Duration.ofSeconds(5), Duration.ofSeconds(10),
+                Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42);
+    }
+
+    /** Nanoseconds between two deltas of one turn. */
+    public long deltaIntervalNanos() {
+        return 1_000_000_000L * tokensPerDelta / tokensPerSecond;
+    }
+}

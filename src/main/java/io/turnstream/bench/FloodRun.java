@@ -1,0 +1,119 @@
+package io.turnstream.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.bench.BenchResults.FloodResult;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.runtime.StreamsService;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongPredicate;
+import org.apache.kafka.clients.producer.Producer;
+
+/**
+ * Flood mode: one set of raw events, produced as fast as possible, then read by each contender in
+ * turn on the same broker: a plain consumer (the machine's limit), the pass-through Streams app and
+ * the topology. Each rate is the events over the time from the contender being ready (a Streams
+ * app RUNNING, so group join and task assignment are not counted) to its last output record being
+ * visible to a read_committed consumer.
+ */
+final class FloodRun {
+
+    static final String CONSUMER = "plain consumer";
+    static final String PASS_THROUGH = "pass-through Streams";
+    static final String TOPOLOGY = "upsert topology";
+    private static final String PASS_THROUGH_APP = "bench-flood-passthrough";
+    private static final String TOPOLOGY_APP = "bench-flood-topology";
+    private static final int CONCURRENT_TURNS = 200;
+
+    private final BenchCluster cluster;
+    private final BenchConfig config;
+    private final PrintWriter progress;
+    private double producerEventsPerSec;
+
+    FloodRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
+        this.cluster = cluster;
+        this.config = config;
+        this.progress = progress;
+    }
+
+    List<FloodResult> run() throws Exception {
+        Topics topics = cluster.createTopics("flood");
+        progress.printf("flood: producing %,d raw events as fast as possible%n", config.floodEvents());
+        progress.flush();
+        LoadGenerator.Sent sent;
+        long start = System.nanoTime();
+        try (Producer<String, byte[]> producer = cluster.producer()) {
+            sent = LoadGenerator.flood(producer, topics.rawEvents(), config, "f", CONCURRENT_TURNS, config.floodEvents());
+        }
+        producerEventsPerSec = LadderRun.round(sent.events() * 1e9 / (System.nanoTime() - start));
+        progress.printf("  %,d events of %,d turns at %,.0f events/s%n", sent.events(), sent.turns(), producerEventsPerSec);
+        List<FloodResult> results = new ArrayList<>();
+        results.add(measure(CONSUMER, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(), System.nanoTime(),
+                sent.events(), count -> count >= sent.events(), null));
+        String copy = cluster.createTopic("bench.flood.copy");
+        try (StreamsService app = cluster.startPassThrough(PASS_THROUGH_APP, topics.rawEvents(), copy)) {
+            results.add(measure(PASS_THROUGH, PASS_THROUGH_APP, copy, System.nanoTime(), sent.events(),
+                    count -> count >= sent.events(), null));
+        }
+        try (StreamsService app = cluster.startTopology(TOPOLOGY_APP, topics, 0)) {
+            results.add(measure(TOPOLOGY, TOPOLOGY_APP, topics.upserts(), System.nanoTime(), sent.events(), null,
+                    sent.turns()));
+        }
+        return results;
+    }
+
+    double producerEventsPerSec() {
+        return producerEventsPerSec;
+    }
+
+    /**
+     * Tails {@code output} until done: {@code outputDone} by record count, or (the topology) until
+     * {@code closedTurns} turns have closed. The time runs from {@code startNanos} (the app is
+     * RUNNING, or the consumer about to start) to the last output record; CPU is of the app's
+     * threads (for the plain consumer, its own thread) while it worked.
+     */
+    private FloodResult measure(String name, String appId, String output, long startNanos, long events,
+                                LongPredicate outputDone, Integer closedTurns) throws Exception {
+        long[] count = new long[1];
+        long[] closed = new long[1];
+        long[] last = {0};
+        long cpu0 = Resources.threadsCpuNanos(appId);
+        Duration limit = Duration.ofSeconds(Math.max(120, events / 1_000));
+        boolean done;
+        long cpu;
+        try (TopicTail tail = TopicTail.start(cluster.bootstrapServers(), output, (record, visible) -> {
+            synchronized (count) {
+                count[0]++;
+                last[0] = visible;
+                if (closedTurns != null) {
+                    JsonNode payload = Json.MAPPER.readTree(record.value()).path("payload");
+                    String type = payload.path("type").asText();
+                    if (UITurnEvent.TURN_COMPLETED.equals(type) || UITurnEvent.TURN_ERROR.equals(type)) {
+                        closed[0]++;
+                    }
+                }
+            }
+        })) {
+            done = TopicTail.await(() -> {
+                synchronized (count) {
+                    return closedTurns != null ? closed[0] >= closedTurns : outputDone.test(count[0]);
+                }
+            }, limit);
+            cpu = Resources.threadsCpuNanos(appId) - cpu0;
+        }
+        if (!done) {
+            throw new IllegalStateException(name + " did not finish " + events + " flood events within " + limit.toSeconds() + " s");
+        }
+        double seconds = Math.max(1e-3, (last[0] - startNanos) / 1e9);
+        FloodResult result = new FloodResult(name, events, LadderRun.round(seconds), LadderRun.round(events / seconds),
+                count[0], LadderRun.round(count[0] / seconds), LadderRun.perThousand(cpu, events));
+        progress.printf("  %-22s %,10.0f events/s  (%,d output records, %.2f ms CPU per 1,000 events)%n", name,
+                result.eventsPerSec(), count[0], result.appCpuMsPer1000Events());
+        progress.flush();
+        return result;
+    }
+}

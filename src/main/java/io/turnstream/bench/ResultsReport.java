@@ -1,0 +1,120 @@
+package io.turnstream.bench;
+
+import io.turnstream.bench.BenchResults.Amplification;
+import io.turnstream.bench.BenchResults.FloodResult;
+import io.turnstream.bench.BenchResults.LadderStep;
+import io.turnstream.bench.BenchResults.Target;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** The markdown tables of a run, ratios first; {@code docs/benchmarks.md} embeds them. */
+final class ResultsReport {
+
+    private ResultsReport() {
+    }
+
+    static String markdown(BenchResults r) {
+        StringBuilder md = new StringBuilder();
+        BenchResults.Machine m = r.machine();
+        md.append(String.format(Locale.ROOT, "Run of %s: %d cpus, %,d MB memory, %s, %s, Kafka %s, max heap %,d MB; %.0f s.%n%n",
+                m.startedAt(), m.cpus(), m.memoryBytes() >> 20, m.jdk(), m.os(), m.kafka(), m.maxHeapBytes() >> 20,
+                r.durationSeconds()));
+        BenchResults.RunSettings s = r.settings();
+        md.append(String.format(Locale.ROOT, "Settings: %s, commit interval %d ms, %d partitions, %d tokens/s per turn in deltas "
+                        + "of %d tokens, reasoning %s and message %s tokens per turn, warm-up %.0f s, window %.0f s, "
+                        + "flood %,d events, growth rule %.2f, Kafka overrides %s.%n%n",
+                s.processingGuarantee(), s.commitIntervalMs(), s.partitions(), s.tokensPerSecond(), s.tokensPerDelta(),
+                s.reasoningTokens(), s.messageTokens(), s.warmupSeconds(), s.measureSeconds(), s.floodEvents(),
+                s.growthFraction(), s.kafkaOverrides().isEmpty() ? "none" : s.kafkaOverrides()));
+
+        BenchResults.Ratios ratios = r.ratios();
+        md.append("### Ratios to the baselines\n\n");
+        md.append(table(List.of("ratio", "value"), List.of(
+                List.of("flood throughput, topology / pass-through Streams", fmt(ratios.floodThroughputVsPassThrough())),
+                List.of("flood throughput, topology / plain consumer", fmt(ratios.floodThroughputVsConsumer())),
+                List.of("CPU per event, topology / pass-through Streams", fmt(ratios.cpuPerEventVsPassThrough())),
+                List.of("emit p99 at " + r.passThroughLatency().turns() + " turns, topology / pass-through",
+                        fmt(ratios.emitP99VsPassThroughP99())))));
+
+        md.append("\n### Targets\n\n");
+        List<List<String>> targets = new ArrayList<>();
+        for (Target t : r.targets()) {
+            targets.add(List.of(t.name(), t.target(), t.measured(), t.met() ? "met" : "**missed**"));
+        }
+        md.append(table(List.of("target", "wanted", "measured", ""), targets));
+
+        md.append("\n### Flood: as fast as possible, same raw events, same broker\n\n");
+        List<List<String>> flood = new ArrayList<>();
+        for (FloodResult f : r.flood()) {
+            flood.add(List.of(f.app(), String.format(Locale.ROOT, "%,d", f.events()), String.format(Locale.ROOT, "%,.0f", f.eventsPerSec()),
+                    String.format(Locale.ROOT, "%,d", f.outputRecords()), String.format(Locale.ROOT, "%,.0f", f.outputPerSec()),
+                    String.format(Locale.ROOT, "%.1f", f.appCpuMsPer1000Events())));
+        }
+        md.append(table(List.of("reader", "raw events", "raw events/s", "output records", "output/s",
+                "CPU ms per 1,000 events"), flood));
+
+        md.append("\n### Load ladder: paced turns, latency to a read_committed consumer (ms)\n\n");
+        List<List<String>> ladder = new ArrayList<>();
+        List<LadderStep> steps = new ArrayList<>(r.ladder());
+        steps.add(r.passThroughLatency());
+        for (LadderStep l : steps) {
+            ladder.add(List.of(l.app(), Integer.toString(l.turns()), String.format(Locale.ROOT, "%,.0f", l.offeredEventsPerSec()),
+                    String.format(Locale.ROOT, "%,.0f", l.sentEventsPerSec()), String.format(Locale.ROOT, "%,.0f", l.upsertsPerSec()),
+                    latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
+                    String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
+                    String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
+                    l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : ""));
+        }
+        md.append(table(List.of("app", "turns", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
+                "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
+                "emit p99 < " + r.settings().latencyTargetMs() + " ms"), ladder));
+        md.append(String.format(Locale.ROOT, "%nLargest step sustained (emit p99 under the target, every delta shown): %s.%n",
+                r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
+
+        md.append("\n### Write amplification\n\n");
+        List<List<String>> amp = new ArrayList<>();
+        for (Amplification a : r.amplification()) {
+            amp.add(List.of(a.gradient(), String.format(Locale.ROOT, "%,d", a.tokens()), String.format(Locale.ROOT, "%,d", a.contentBytes()),
+                    Long.toString(a.upserts()), String.format(Locale.ROOT, "%,d", a.upsertBytes()),
+                    String.format(Locale.ROOT, "%.2fx", a.upsertAmplification()),
+                    String.format(Locale.ROOT, "%,d", a.changelogRecordBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogRatio()),
+                    String.format(Locale.ROOT, "%,d", a.changelogDiskBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogDiskRatio())));
+        }
+        md.append(table(List.of("gradient", "item tokens", "content bytes", "upserts", "upsert bytes", "upsert / content",
+                "changelog record bytes", "changelog / content", "changelog disk bytes", "disk / content"), amp));
+
+        BenchResults.Memory mem = r.memory();
+        md.append("\n### Memory\n\n");
+        if (mem != null) {
+            md.append(table(List.of("open turns", "heap idle (MB)", "heap open (MB)", "heap per open turn (KB)",
+                    "RocksDB (MB)", "RocksDB detail (MB)"), List.of(List.of(Integer.toString(mem.openTurns()),
+                    mb(mem.heapIdleBytes()), mb(mem.heapOpenBytes()), String.format(Locale.ROOT, "%.1f", mem.heapPerOpenTurnBytes() / 1024.0),
+                    mb(mem.rocksDbBytes()), mem.rocksDb().entrySet().stream()
+                            .map(e -> e.getKey() + " " + mb(e.getValue())).reduce((a, b) -> a + ", " + b).orElse("")))));
+        }
+        return md.toString();
+    }
+
+    private static String latency(Percentiles p) {
+        return String.format(Locale.ROOT, "%.0f / %.0f / %.0f / %.0f", p.p50(), p.p95(), p.p99(), p.max());
+    }
+
+    private static String mb(long bytes) {
+        return String.format(Locale.ROOT, "%.1f", bytes / 1048576.0);
+    }
+
+    private static String fmt(Double ratio) {
+        return ratio == null ? "n/a" : String.format(Locale.ROOT, "%.2f", ratio);
+    }
+
+    private static String table(List<String> header, List<List<String>> rows) {
+        StringBuilder md = new StringBuilder();
+        md.append("| ").append(String.join(" | ", header)).append(" |\n");
+        md.append("|").append("---|".repeat(header.size())).append("\n");
+        for (List<String> row : rows) {
+            md.append("| ").append(String.join(" | ", row)).append(" |\n");
+        }
+        return md.toString();
+    }
+}

@@ -1,0 +1,122 @@
+package io.turnstream.cli;
+
+import io.turnstream.bench.Bench;
+import io.turnstream.bench.BenchConfig;
+import io.turnstream.runtime.Settings;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code turnstream bench}: throughput, latency, amplification and memory against baselines, on an embedded broker. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Benchmarks the upsert topology on an embedded single-node broker.",
+            "A ladder of concurrent paced turns (latency from each event's intended send time to a",
+            "read_committed consumer), a flood of raw events read by a plain consumer, a pass-through",
+            "Streams app and the topology, and the write amplification of long items. Writes",
+            "results.json, results.md and two PNG charts to --output. The default run takes about",
+            "five minutes on two cores; --quick about two."})
+public final class BenchCommand implements Callable<Integer> {
+
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--quick", description = "A short run: smaller ladder, shorter windows, fewer flood events.")
+    private boolean quick;
+
+    @Option(names = "--output", paramLabel = "DIR", defaultValue = "bench-results",
+            description = "Where results.json, results.md and the charts go (default: ${DEFAULT-VALUE}).")
+    private Path output;
+
+    @Option(names = "--ladder", paramLabel = "N", split = ",",
+            description = "Concurrent turns per ladder step (default: 50,200,1000; quick: 50,200).")
+    private List<Integer> ladder;
+
+    @Option(names = "--warmup", paramLabel = "SECONDS", description = "Warm-up per step (default: 15; quick: 5).")
+    private Integer warmupSeconds;
+
+    @Option(names = "--measure", paramLabel = "SECONDS", description = "Measurement window per step (default: 30; quick: 10).")
+    private Integer measureSeconds;
+
+    @Option(names = "--drain-limit", paramLabel = "SECONDS",
+            description = "Longest wait after a window for upserts owed to its deltas (default: 60; quick: 30).")
+    private Integer drainSeconds;
+
+    @Option(names = "--tokens-per-second", paramLabel = "N", description = "Streaming rate per turn (default: 50).")
+    private Integer tokensPerSecond;
+
+    @Option(names = "--tokens-per-delta", paramLabel = "N", description = "Tokens (4 characters each) per delta (default: 3).")
+    private Integer tokensPerDelta;
+
+    @Option(names = "--reasoning-tokens", paramLabel = "MIN..MAX", description = "Reasoning item length (default: 100..400).")
+    private String reasoningTokens;
+
+    @Option(names = "--message-tokens", paramLabel = "MIN..MAX", description = "Message item length (default: 200..2000).")
+    private String messageTokens;
+
+    @Option(names = "--flood-events", paramLabel = "N", description = "Raw events in the flood runs (default: 300000; quick: 50000).")
+    private Integer floodEvents;
+
+    @Option(names = "--item-lengths", paramLabel = "TOKENS", split = ",",
+            description = "Item lengths of the amplification runs (default: 100,1000,10000,100000; quick: up to 10000).")
+    private List<Integer> itemLengths;
+
+    @Option(names = "--growth-fraction", paramLabel = "F",
+            description = "Growth rule measured beside the seed gradient (turnstream.batch.min-growth-fraction; default: 0.25).")
+    private Double growthFraction;
+
+    @Option(names = "--pass-through-step", paramLabel = "N",
+            description = "Turns at which the pass-through app's latency is measured too (default: 200).")
+    private Integer passThroughStep;
+
+    @Option(names = "--partitions", paramLabel = "N", description = "Partitions of every benchmark topic (default: 4).")
+    private Integer partitions;
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "Properties for both the topology and the pass-through app (e.g. commit.interval.ms, "
+                    + "processing.guarantee, num.stream.threads).")
+    private Path configFile;
+
+    @Override
+    public Integer call() throws Exception {
+        BenchConfig config;
+        Properties kafka;
+        try {
+            config = config();
+            kafka = Settings.load(configFile, null).kafkaProperties();
+        } catch (NoSuchFileException e) {
+            throw new CliFailure(ExitCodes.CONFIG, "config file " + configFile + " does not exist");
+        } catch (IOException | IllegalArgumentException e) {
+            throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
+        }
+        new Bench(config, kafka, spec.commandLine().getOut()).run(output);
+        return ExitCodes.OK;
+    }
+
+    private BenchConfig config() {
+        BenchConfig d = quick ? BenchConfig.quick() : BenchConfig.full();
+        return new BenchConfig(
+                ladder != null ? ladder : d.ladder(),
+                warmupSeconds != null ? Duration.ofSeconds(warmupSeconds) : d.warmup(),
+                measureSeconds != null ? Duration.ofSeconds(measureSeconds) : d.measure(),
+                drainSeconds != null ? Duration.ofSeconds(drainSeconds) : d.drainLimit(),
+                tokensPerSecond != null ? tokensPerSecond : d.tokensPerSecond(),
+                tokensPerDelta != null ? tokensPerDelta : d.tokensPerDelta(),
+                reasoningTokens != null ? BenchConfig.Range.parse(reasoningTokens) : d.reasoningTokens(),
+                messageTokens != null ? BenchConfig.Range.parse(messageTokens) : d.messageTokens(),
+                floodEvents != null ? floodEvents : d.floodEvents(),
+                itemLengths != null ? itemLengths : d.itemLengths(),
+                growthFraction != null ? growthFraction : d.growthFraction(),
+                passThroughStep != null ? passThroughStep : d.passThroughStep(),
+                d.latencyTargetMs(),
+                partitions != null ? partitions : d.partitions(),
+                d.seed());
+    }
+}
