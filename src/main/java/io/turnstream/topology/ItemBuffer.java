@@ -10,7 +10,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The accumulated content of open items, kept as append-only chunks: each delta is written once,
- * under (item handle, chunk number), and the full content is rebuilt only when an item emits.
+ * under a short (item handle, chunk number) key, and the full content is rebuilt only when an item emits.
  * The changelog therefore carries each delta once instead of the whole content per delta.
  *
  * <p>Chunk counts and code-point totals are cached in memory. The cache is derived from the store
@@ -82,8 +82,24 @@ final class ItemBuffer {
         return rebuild(handle).chunks;
     }
 
+    /**
+     * (handle, chunk) in an order-preserving variable-length form: each number as its byte count
+     * followed by its significant bytes, big-endian. A short key matters: one is written, and later
+     * deleted, per delta. Keys of one handle are contiguous and sorted by chunk number.
+     */
     private static Bytes chunkKey(long handle, int chunk) {
-        return Bytes.wrap(ByteBuffer.allocate(Long.BYTES + Integer.BYTES).putLong(handle).putInt(chunk).array());
+        ByteBuffer key = ByteBuffer.allocate(2 + Long.BYTES + Integer.BYTES);
+        putOrdered(key, handle);
+        putOrdered(key, chunk);
+        return Bytes.wrap(java.util.Arrays.copyOf(key.array(), key.position()));
+    }
+
+    private static void putOrdered(ByteBuffer key, long value) {
+        int length = (Long.SIZE - Long.numberOfLeadingZeros(value) + 7) / 8;
+        key.put((byte) length);
+        for (int shift = (length - 1) * 8; shift >= 0; shift -= 8) {
+            key.put((byte) (value >>> shift));
+        }
     }
 
     private static byte[] encode(String delta) {
