@@ -62,6 +62,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private DeadlineQueue deadlines;
     private UpsertEmitter emitter;
     private DeadLetters deadLetters;
+    private Sensor deadLetterCounter;
     /**
      * Wall-clock time of the last event per turn and of the last delta per item. Kept in memory
      * only, so deltas never write to the changelog: deadlines are armed once and, when they fall due,
@@ -83,7 +84,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         this.buffer = new ItemBuffer(chunks);
         this.deadlines = new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE));
         this.emitter = new UpsertEmitter(context, config);
-        Sensor deadLetterCounter = context.metrics().addRateTotalSensor(
+        deadLetterCounter = context.metrics().addRateTotalSensor(
                 "turnstream", context.taskId().toString(), "dead-letter", Sensor.RecordingLevel.INFO);
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
         lastActivity.clear();
@@ -502,6 +503,11 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
 
     @Override
     public void close() {
+        if (deadLetterCounter != null) {
+            // The sensor is this task's: it goes with the task, as Streams' own task metrics do.
+            context.metrics().removeSensor(deadLetterCounter);
+            deadLetterCounter = null;
+        }
         lastActivity.clear();
         if (buffer != null) {
             buffer.forgetCache();
