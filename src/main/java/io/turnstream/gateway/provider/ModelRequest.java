@@ -11,8 +11,4 @@ import java.util.List;
  */
 public record ModelRequest(String model, String system, List<Conversation.Entry> conversation,
                            List<ToolDefinition> tools, int maxTokens, Integer thinkingBudget) {
-
-    public ModelRequest withModel(String otherModel) {
-        return new ModelRequest(otherModel, system, conversation, tools, maxTokens, thinkingBudget);
-    }
 }

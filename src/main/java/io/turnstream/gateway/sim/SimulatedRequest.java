@@ -31,17 +31,6 @@ public record SimulatedRequest(int number, JsonNode body) {
         return false;
     }
 
-    /** How many assistant messages the conversation already has: 0 on a turn's first step. */
-    public int assistantMessages() {
-        int count = 0;
-        for (JsonNode message : body.path("messages")) {
-            if ("assistant".equals(message.path("role").asText())) {
-                count++;
-            }
-        }
-        return count;
-    }
-
     /** The text of the last message when it is a user message with text; null otherwise. */
     public String lastUserText() {
         JsonNode last = lastMessage();
