@@ -241,12 +241,13 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             return unknownItem(turn, done.itemId(), "item_done");
         }
         OutputItem finalItem = done.finalItem();
-        String accumulated = buffer.content(item.handle);
         switch (item.itemType) {
-            case ItemTypes.FUNCTION_CALL -> completeToolCall(turn, item, finalItem, accumulated);
-            case ItemTypes.FUNCTION_CALL_OUTPUT -> completeToolOutput(turn, item, finalItem, accumulated);
+            case ItemTypes.FUNCTION_CALL -> completeToolCall(turn, item, finalItem);
+            case ItemTypes.FUNCTION_CALL_OUTPUT -> completeToolOutput(turn, item, finalItem);
             default -> {
-                String content = finalItem != null && finalItem.content() != null ? finalItem.content() : accumulated;
+                // The final item's content wins; the buffer is read only when it has none.
+                String content = finalItem != null && finalItem.content() != null
+                        ? finalItem.content() : buffer.content(item.handle);
                 if (finalItem != null && finalItem.origin() != null) {
                     item.origin = finalItem.origin();
                 }
@@ -258,8 +259,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         return null;
     }
 
-    private void completeToolCall(TurnState turn, ItemState item, OutputItem finalItem, String accumulated) {
-        String arguments = finalItem != null && finalItem.arguments() != null ? Json.asText(finalItem.arguments()) : accumulated;
+    private void completeToolCall(TurnState turn, ItemState item, OutputItem finalItem) {
+        String arguments = finalItem != null && finalItem.arguments() != null
+                ? Json.asText(finalItem.arguments()) : buffer.content(item.handle);
         if (finalItem != null) {
             item.toolName = firstNonNull(finalItem.name(), item.toolName);
             item.callId = firstNonNull(finalItem.callId(), item.callId);
@@ -271,8 +273,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 upsert.toolArguments(), now()));
     }
 
-    private void completeToolOutput(TurnState turn, ItemState item, OutputItem finalItem, String accumulated) {
-        String output = finalItem != null && finalItem.output() != null ? Json.asText(finalItem.output()) : accumulated;
+    private void completeToolOutput(TurnState turn, ItemState item, OutputItem finalItem) {
+        String output = finalItem != null && finalItem.output() != null
+                ? Json.asText(finalItem.output()) : buffer.content(item.handle);
         String callId = firstNonNull(finalItem != null ? finalItem.callId() : null, item.callId);
         Boolean success = finalItem != null ? finalItem.success() : null;
         emitter.emit(turn, new UIUpsert(UIUpsert.TYPE, turn.turnId, turn.threadId, item.itemId, ItemTypes.UI_TOOL_OUTPUT,
