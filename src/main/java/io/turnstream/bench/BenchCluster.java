@@ -57,9 +57,7 @@ final class BenchCluster implements AutoCloseable {
 
     /** The contract's topics of one phase, under {@code bench.<phase>.}. */
     Topics createTopics(String phase) throws ExecutionException, InterruptedException {
-        String p = "bench." + phase + ".";
-        Topics topics = new Topics(p + "raw-events", p + "upserts", p + "item-state", p + "tool-calls",
-                p + "tool-results", p + "control", p + "raw-events.dlq");
+        Topics topics = Topics.prefixed("bench." + phase + ".");
         TopicAdmin.createAll(clientProperties(), topics, partitions, (short) 1);
         return topics;
     }

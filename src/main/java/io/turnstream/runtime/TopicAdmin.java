@@ -29,7 +29,7 @@ public final class TopicAdmin {
         List<NewTopic> wanted = new ArrayList<>();
         for (String name : topics.byRole().values()) {
             NewTopic topic = new NewTopic(name, partitions, replicationFactor);
-            if (name.equals(topics.itemState())) {
+            if (topics.compacted(name)) {
                 topic.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
             }
             wanted.add(topic);

@@ -1,6 +1,7 @@
 package io.turnstream.schema;
 
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
@@ -54,6 +55,7 @@ public final class AvroSchemas {
         files.put(ToolCall.class, "ToolCall.avsc");
         files.put(ToolResult.class, "ToolResult.avsc");
         files.put(ControlMessage.class, "ControlMessage.avsc");
+        files.put(ItemAppend.class, "ItemAppend.avsc");
         return Collections.unmodifiableMap(files);
     }
 

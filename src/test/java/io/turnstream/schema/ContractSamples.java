@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
@@ -139,6 +140,11 @@ final class ContractSamples {
         return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null));
     }
 
+    static List<ItemAppend> itemAppends() {
+        return List.of(new ItemAppend("turn-1", "run-1-s1-msg0", 1, 0, "Hello, ", T), new ItemAppend("turn-1",
+                "run-1-s1-msg0", 2, 7, "w\u00f6rld \uD83D\uDE00", T + 40));
+    }
+
     /** Every sample of every topic value type. */
     static List<Object> all() {
         List<Object> all = new ArrayList<>();
@@ -147,6 +153,7 @@ final class ContractSamples {
         all.addAll(toolCalls());
         all.addAll(toolResults());
         all.addAll(controlMessages());
+        all.addAll(itemAppends());
         return all;
     }
 }
