@@ -1,6 +1,7 @@
 package io.turnstream.gateway.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,6 +9,7 @@ import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
@@ -85,12 +87,12 @@ class TurnEventsSseTest {
         Stream first = Stream.open(turn.id, null);
         await().until(() -> first.seqs().size() == 4);
         assertThat(first.seqs()).containsExactly(1L, 2L, 3L, 4L);
-        assertThat(first.ids()).containsExactly("1", "2", "3", "4");
+        assertThat(first.ids()).containsExactly("1.0", "2.0", "3.0", "4.0");
         first.close();
 
         turn.message("m1", "Hello, world", "completed");
         turn.message("m2", "Second message", "completed");
-        Stream resumed = Stream.open(turn.id, "4");
+        Stream resumed = Stream.open(turn.id, "4.0");
         turn.completed();
 
         await().until(resumed::ended);
@@ -147,11 +149,76 @@ class TurnEventsSseTest {
     }
 
     @Test
+    void appendsFlowBetweenUpsertsAsAppendEventsWithBothSeqsInTheirIds() {
+        Turn turn = new Turn();
+        Stream stream = Stream.open(turn.id, null);
+        // one record at a time: the two topics are read by one consumer in no particular order between them
+        stream.receives(turn::started, 1);
+        stream.receives(() -> turn.message("m1", "Hel", "created"), 2);
+        stream.receives(() -> turn.append("m1", 3, "lo, wo"), 3);
+        stream.receives(() -> turn.append("m1", 9, "rld"), 4);
+        stream.receives(() -> turn.message("m1", "Hello, world", "completed"), 5);
+        turn.completed();
+
+        await().until(stream::ended);
+        assertThat(stream.names()).containsExactly("message", "message", "append", "append", "message", "message");
+        assertThat(stream.ids()).containsExactly("1.0", "2.0", "2.1", "2.2", "3.2", "4.2");
+        assertThat(stream.appends()).extracting(ItemAppend::offset, ItemAppend::text)
+                .containsExactly(tuple(3L, "lo, wo"), tuple(9L, "rld"));
+        assertThat(stream.shownText("m1")).isEqualTo("Hello, world");
+    }
+
+    @Test
+    void aReconnectInTheMiddleOfAppendsResumesBothStreamsExactly() {
+        Turn turn = new Turn();
+        Stream first = Stream.open(turn.id, null);
+        first.receives(turn::started, 1);
+        first.receives(() -> turn.message("m1", "One", "created"), 2);
+        first.receives(() -> turn.append("m1", 3, " two"), 3);
+        first.receives(() -> turn.append("m1", 7, " three"), 4);
+        assertThat(first.ids()).containsExactly("1.0", "2.0", "2.1", "2.2");
+        first.close();
+
+        turn.append("m1", 13, " four");
+        Stream resumed = Stream.open(turn.id, "2.1");
+        await().until(() -> resumed.ids().size() == 2);
+        turn.message("m1", "One two three four", "completed");
+        turn.completed();
+
+        await().until(resumed::ended);
+        assertThat(resumed.ids()).as("the append it missed, the one after it, then the upserts")
+                .containsExactly("2.2", "2.3", "3.3", "4.3");
+        assertThat(resumed.appends()).extracting(ItemAppend::text).containsExactly(" three", " four");
+    }
+
+    @Test
+    void aLateJoinerBeyondTheReplayBufferGetsTheStateThenTheBufferedAppendsItCanApply() {
+        Turn turn = new Turn();
+        turn.started();
+        turn.message("m1", "a", "created");
+        StringBuilder text = new StringBuilder("a");
+        for (int i = 0; i < 2 * REPLAY_BUFFER; i++) {
+            turn.append("m1", text.length(), "b");
+            text.append('b');
+        }
+        turn.message("m1", text.toString(), "updated");
+        turn.append("m1", text.length(), "c");
+        await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
+
+        Stream late = Stream.open(turn.id, null);
+        turn.completed();
+
+        await().until(late::ended);
+        assertThat(late.shownText("m1")).isEqualTo(text + "c");
+        assertThat(late.appends()).as("only what the replay buffer still holds").hasSizeLessThanOrEqualTo(REPLAY_BUFFER);
+    }
+
+    @Test
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
         HttpResponse<String> response = http.send(request("turn-x", "seven"), HttpResponse.BodyHandlers.ofString());
 
         assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(response.body()).contains("Last-Event-ID must be the seq");
+        assertThat(response.body()).contains("Last-Event-ID must be the id of the last event received");
     }
 
     private static JsonNode getJson(String path) throws Exception {
@@ -174,6 +241,7 @@ class TurnEventsSseTest {
         final String id = "turn-" + UUID.randomUUID();
         private final Map<String, Long> versions = new java.util.HashMap<>();
         private long seq;
+        private long appendSeq;
 
         void started() {
             publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, "thread-1", "model", "simulated", null, null, null), "turn");
@@ -198,6 +266,13 @@ class TurnEventsSseTest {
                     null, null, null, null, null, null, null, null), itemId);
         }
 
+        void append(String itemId, long offset, String text) {
+            appendSeq++;
+            String json = Json.toString(new ItemAppend(id, itemId, appendSeq, offset, text, System.currentTimeMillis()));
+            producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemAppends(), id, json));
+            producer.flush();
+        }
+
         private void publish(UiPayload payload, String stateKey) {
             seq++;
             String type = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
@@ -209,10 +284,11 @@ class TurnEventsSseTest {
         }
     }
 
-    /** One SSE connection, read on its own thread: the events' ids and envelopes as they arrive. */
+    /** One SSE connection, read on its own thread: the events' names, ids and records as they arrive. */
     private static final class Stream {
+        private final List<String> names = new CopyOnWriteArrayList<>();
         private final List<String> ids = new CopyOnWriteArrayList<>();
-        private final List<UpsertEnvelope> envelopes = new CopyOnWriteArrayList<>();
+        private final List<Object> records = new CopyOnWriteArrayList<>();
         private final InputStream body;
         private volatile boolean ended;
 
@@ -243,7 +319,10 @@ class TurnEventsSseTest {
             SseReader reader = new SseReader(body);
             try {
                 for (SseEvent event = reader.next(); event != null; event = reader.next()) {
-                    envelopes.add(Json.fromString(event.data(), UpsertEnvelope.class));
+                    String name = event.event() == null ? "message" : event.event();
+                    records.add(name.equals("append") ? Json.fromString(event.data(), ItemAppend.class)
+                            : Json.fromString(event.data(), UpsertEnvelope.class));
+                    names.add(name);
                     ids.add(reader.lastEventId());
                 }
             } catch (IOException closed) {
@@ -252,16 +331,52 @@ class TurnEventsSseTest {
             ended = true;
         }
 
+        private List<UpsertEnvelope> envelopes() {
+            return records.stream().filter(UpsertEnvelope.class::isInstance).map(UpsertEnvelope.class::cast).toList();
+        }
+
         List<Long> seqs() {
-            return envelopes.stream().map(UpsertEnvelope::seq).toList();
+            return envelopes().stream().map(UpsertEnvelope::seq).toList();
         }
 
         List<String> ids() {
             return List.copyOf(ids);
         }
 
+        List<String> names() {
+            return List.copyOf(names);
+        }
+
+        List<ItemAppend> appends() {
+            return records.stream().filter(ItemAppend.class::isInstance).map(ItemAppend.class::cast).toList();
+        }
+
         List<UiPayload> payloads() {
-            return envelopes.stream().map(UpsertEnvelope::payload).toList();
+            return envelopes().stream().map(UpsertEnvelope::payload).toList();
+        }
+
+        /**
+         * An item's text as a client following the append rule shows it: the latest upsert's content,
+         * extended by each append whose offset is the shown length.
+         */
+        String shownText(String itemId) {
+            String shown = "";
+            for (Object record : records) {
+                if (record instanceof UpsertEnvelope envelope && envelope.payload() instanceof UIUpsert item
+                        && item.itemId().equals(itemId)) {
+                    shown = item.content();
+                } else if (record instanceof ItemAppend append && append.itemId().equals(itemId)
+                        && append.offset() == shown.codePointCount(0, shown.length())) {
+                    shown += append.text();
+                }
+            }
+            return shown;
+        }
+
+        /** Writes a record, then waits until this stream has received {@code count} events. */
+        void receives(Runnable write, int count) {
+            write.run();
+            await().until(() -> ids.size() == count);
         }
 
         boolean ended() {
