@@ -30,11 +30,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -78,7 +76,7 @@ class TurnEventsSseTest {
 
     @Test
     void aReconnectWithLastEventIdResumesWithoutGapOrDuplicate() {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         turn.message("m1", "Hel", "created");
         turn.message("m1", "Hello, wo", "updated");
@@ -103,7 +101,7 @@ class TurnEventsSseTest {
 
     @Test
     void aClientThatHasTheWholeFinishedTurnIsToldTheStreamIsOver() throws Exception {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         turn.message("m1", "Done.", "completed");
         turn.completed();
@@ -116,14 +114,14 @@ class TurnEventsSseTest {
 
     @Test
     void aLateJoinerFirstGetsTheCurrentStateFromItemStateThenLiveUpserts() throws Exception {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < 10; i++) {
             text.append("word").append(i).append(' ');
             turn.message("answer", text.toString(), i == 0 ? "created" : "updated");
         }
-        turn.reasoning("thinking", "Let me think.");
+        turn.reasoning("thinking", "Let me think.", "created");
         await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 12).orElse(false));
 
         Stream late = Stream.open(turn.id, null);
@@ -150,7 +148,7 @@ class TurnEventsSseTest {
 
     @Test
     void appendsFlowBetweenUpsertsAsAppendEventsWithBothSeqsInTheirIds() {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         Stream stream = Stream.open(turn.id, null);
         // one record at a time: the two topics are read by one consumer in no particular order between them
         stream.receives(turn::started, 1);
@@ -170,7 +168,7 @@ class TurnEventsSseTest {
 
     @Test
     void aReconnectInTheMiddleOfAppendsResumesBothStreamsExactly() {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         Stream first = Stream.open(turn.id, null);
         first.receives(turn::started, 1);
         first.receives(() -> turn.message("m1", "One", "created"), 2);
@@ -193,7 +191,7 @@ class TurnEventsSseTest {
 
     @Test
     void aLateJoinerBeyondTheReplayBufferGetsTheStateThenTheBufferedAppendsItCanApply() {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         turn.message("m1", "a", "created");
         StringBuilder text = new StringBuilder("a");
@@ -221,6 +219,10 @@ class TurnEventsSseTest {
         assertThat(response.body()).contains("Last-Event-ID must be the id of the last event received");
     }
 
+    private static TurnRecords newTurn() {
+        return new TurnRecords(producer, "thread-1");
+    }
+
     private static JsonNode getJson(String path) throws Exception {
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path)).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -234,54 +236,6 @@ class TurnEventsSseTest {
             builder.header("Last-Event-ID", lastEventId);
         }
         return builder.build();
-    }
-
-    /** A turn's upserts, written to llm.upserts and llm.item-state as the topology writes them. */
-    private static final class Turn {
-        final String id = "turn-" + UUID.randomUUID();
-        private final Map<String, Long> versions = new java.util.HashMap<>();
-        private long seq;
-        private long appendSeq;
-
-        void started() {
-            publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, "thread-1", "model", "simulated", null, null, null), "turn");
-        }
-
-        void completed() {
-            publish(new UITurnEvent(UITurnEvent.TURN_COMPLETED, id, "thread-1", "model", "simulated", "complete",
-                    new UITurnEvent.Usage(1, 2, 3), null), "turn");
-        }
-
-        void message(String itemId, String content, String changeType) {
-            item(itemId, "message", content, changeType);
-        }
-
-        void reasoning(String itemId, String content) {
-            item(itemId, "reasoning", content, "created");
-        }
-
-        private void item(String itemId, String type, String content, String changeType) {
-            long version = versions.merge(itemId, 1L, Long::sum);
-            publish(new UIUpsert(UIUpsert.TYPE, id, "thread-1", itemId, type, changeType, version, content, "agent",
-                    null, null, null, null, null, null, null, null), itemId);
-        }
-
-        void append(String itemId, long offset, String text) {
-            appendSeq++;
-            String json = Json.toString(new ItemAppend(id, itemId, appendSeq, offset, text, System.currentTimeMillis()));
-            producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemAppends(), id, json));
-            producer.flush();
-        }
-
-        private void publish(UiPayload payload, String stateKey) {
-            seq++;
-            String type = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
-            String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                    seq, type, payload));
-            producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
-            producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + stateKey, json));
-            producer.flush();
-        }
     }
 
     /** One SSE connection, read on its own thread: the events' names, ids and records as they arrive. */
