@@ -26,7 +26,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * The web view in a real browser: headless Chromium (Debian's chromium and chromium-driver) opens the
  * page served by the demo running in this JVM, submits a prompt and watches the turn render live from
- * the SSE stream. Saves target/web-view.png.
+ * the SSE stream of upserts and appends. Saves target/web-view.png.
  */
 class WebViewBrowserTest {
 
@@ -81,6 +81,8 @@ class WebViewBrowserTest {
                 .startsWith("# Rocket club flight log").contains("notes/next-launch.md"));
         assertThat(texts(".turn .message.agent .content")).last().satisfies(answer -> assertThat(answer)
                 .startsWith("`README.md` has").contains("> # Rocket club flight log"));
+        assertThat(appendsApplied(".turn .message.agent")).as("the answer grew by appends between upserts")
+                .last().satisfies(count -> assertThat(count).isPositive());
         assertThat(browser.findElements(By.cssSelector(".turn .reasoning details"))).hasSize(2);
         assertThat(browser.findElements(By.cssSelector(".streaming"))).as("nothing left half-streamed").isEmpty();
 
@@ -107,6 +109,12 @@ class WebViewBrowserTest {
     private static String text(String css) {
         List<WebElement> found = browser.findElements(By.cssSelector(css));
         return found.isEmpty() ? "" : found.get(0).getText();
+    }
+
+    /** How many appends extended each matching item's text (the page's {@code data-appends}). */
+    private static List<Integer> appendsApplied(String css) {
+        return browser.findElements(By.cssSelector(css)).stream()
+                .map(element -> Integer.parseInt(element.getAttribute("data-appends"))).toList();
     }
 
     private static List<String> texts(String css) {
