@@ -1,13 +1,11 @@
 package io.turnstream.gateway.chat;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.JsonBody;
 import io.turnstream.gateway.TurnRequest;
 import io.turnstream.gateway.provider.Conversation;
-import io.turnstream.model.Json;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -28,21 +26,7 @@ final class ChatRequest {
 
     /** The turn the body asks for; every problem is a 400 that says what to fix. */
     static TurnRequest parse(String body) {
-        JsonNode json;
-        try {
-            json = Json.MAPPER.readTree(body == null ? "" : body);
-        } catch (JsonProcessingException e) {
-            throw ApiError.badRequest("the body is not valid JSON: " + e.getOriginalMessage());
-        }
-        if (json == null || !json.isObject()) {
-            throw ApiError.badRequest("the body must be a JSON object {id, messages, trigger}, as useChat sends it");
-        }
-        for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
-            String name = names.next();
-            if (!FIELDS.contains(name)) {
-                throw ApiError.badRequest("unknown field '" + name + "'; the fields are " + String.join(", ", FIELDS));
-            }
-        }
+        JsonNode json = JsonBody.object(body, FIELDS, "{id, messages, trigger}, as useChat sends it");
         String chatId = text(json, "id", true);
         String trigger = text(json, "trigger", false);
         if (trigger != null && !TRIGGERS.contains(trigger)) {
@@ -95,7 +79,7 @@ final class ChatRequest {
         }
         return new TurnRequest(text(json, "provider", false), text(json, "model", false), chatId,
                 system.isEmpty() ? null : String.join("\n\n", system), history, prompt, null,
-                maxSteps(json.get("maxSteps")), null);
+                TurnRequest.maxSteps(json.get("maxSteps")), null);
     }
 
     /** The text of a message: its {@code content} string, or its {@code text} parts joined. */
@@ -117,27 +101,11 @@ final class ChatRequest {
         throw ApiError.badRequest(where + " needs 'parts' (a list) or 'content' (a string)");
     }
 
-    private static Integer maxSteps(JsonNode value) {
-        if (value == null || value.isNull()) {
-            return null;
-        }
-        if (!value.isIntegralNumber() || value.asInt() < 1 || value.asInt() > TurnRequest.MAX_STEPS_LIMIT) {
-            throw ApiError.badRequest("'maxSteps' must be a whole number from 1 to " + TurnRequest.MAX_STEPS_LIMIT);
-        }
-        return value.asInt();
-    }
-
     private static String text(JsonNode json, String field, boolean required) {
-        JsonNode value = json.get(field);
-        if (value == null || value.isNull()) {
-            if (required) {
-                throw ApiError.badRequest("'" + field + "' is required");
-            }
-            return null;
+        String value = JsonBody.optionalText(json, field);
+        if (value == null && required) {
+            throw ApiError.badRequest("'" + field + "' is required");
         }
-        if (!value.isTextual() || value.asText().isBlank()) {
-            throw ApiError.badRequest("'" + field + "' must be a non-empty string");
-        }
-        return value.asText();
+        return value;
     }
 }

@@ -5,15 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.Json;
-import io.turnstream.model.Topics;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.TopicAdmin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -22,12 +18,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,29 +32,19 @@ import org.junit.jupiter.api.Test;
  */
 class UiMessageStreamTest {
 
-    private static EmbeddedKafkaBroker broker;
+    private static LiveTopicsGateway live;
     private static Gateway gateway;
-    private static KafkaProducer<String, String> producer;
     private static final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     static void startGateway() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties props = new Properties();
-        props.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(props, Topics.DEFAULTS, 3, (short) 1);
-        props.put("turnstream.gateway.port", "0");
-        gateway = Gateway.start(Settings.of(props), ProviderEndpoints.simulatedOnly(null), List.of());
-        gateway.views().loaded().get();
-        producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                new StringSerializer(), new StringSerializer());
+        live = LiveTopicsGateway.start(Map.of());
+        gateway = live.gateway();
     }
 
     @AfterAll
     static void stopGateway() {
-        producer.close();
-        gateway.close();
-        broker.close();
+        live.close();
     }
 
     @Test
@@ -148,7 +130,7 @@ class UiMessageStreamTest {
 
     /** A turn that has started, as the gateway's views know it. */
     private static TurnRecords runningTurn() {
-        TurnRecords turn = new TurnRecords(producer, "chat-" + UUID.randomUUID());
+        TurnRecords turn = live.newTurn("chat-" + UUID.randomUUID());
         turn.started();
         await().until(() -> gateway.views().runningTurnOf(turn.threadId).isPresent());
         return turn;

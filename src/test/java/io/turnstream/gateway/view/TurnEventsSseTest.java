@@ -6,19 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
-import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.TopicAdmin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -29,11 +24,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,30 +39,19 @@ class TurnEventsSseTest {
 
     private static final int REPLAY_BUFFER = 5;
 
-    private static EmbeddedKafkaBroker broker;
+    private static LiveTopicsGateway live;
     private static Gateway gateway;
-    private static KafkaProducer<String, String> producer;
     private static final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     static void startGateway() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties props = new Properties();
-        props.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(props, Topics.DEFAULTS, 3, (short) 1);
-        props.put("turnstream.gateway.port", "0");
-        props.put(TurnViewConfig.PREFIX + "replay-buffer", String.valueOf(REPLAY_BUFFER));
-        gateway = Gateway.start(Settings.of(props), ProviderEndpoints.simulatedOnly(null), List.of());
-        gateway.views().loaded().get();
-        producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                new StringSerializer(), new StringSerializer());
+        live = LiveTopicsGateway.start(Map.of(TurnViewConfig.PREFIX + "replay-buffer", String.valueOf(REPLAY_BUFFER)));
+        gateway = live.gateway();
     }
 
     @AfterAll
     static void stopGateway() {
-        producer.close();
-        gateway.close();
-        broker.close();
+        live.close();
     }
 
     @Test
@@ -220,7 +200,7 @@ class TurnEventsSseTest {
     }
 
     private static TurnRecords newTurn() {
-        return new TurnRecords(producer, "thread-1");
+        return live.newTurn("thread-1");
     }
 
     private static JsonNode getJson(String path) throws Exception {
