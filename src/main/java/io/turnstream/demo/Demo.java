@@ -9,6 +9,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
@@ -107,6 +108,9 @@ public final class Demo implements AutoCloseable {
         base.setProperty("bootstrap.servers", broker.bootstrapServers());
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
+        // one registry for the three services, served by the gateway on /metrics/prometheus
+        ServiceMetrics metrics = ServiceMetrics.create("demo", settings);
+        started.push(metrics);
         step("creating the topics");
         TopicAdmin.createAll(settings.kafkaProperties(), topics, 1, (short) 1);
         done(String.join(", ", topics.byRole().values().stream().sorted().toList()), begin);
@@ -119,7 +123,7 @@ public final class Demo implements AutoCloseable {
                 .with("commit.interval.ms", "50");
         TopologyConfig topologyConfig = TopologyConfig.from(topologySettings);
         StreamsService topology = StreamsService.start(UpsertTopology.build(topologyConfig),
-                topologyConfig.streamsProperties(), StreamsService.Options.from(topologySettings, -1));
+                topologyConfig.streamsProperties(), StreamsService.Options.from(topologySettings, -1), metrics);
         started.push(topology);
         awaitRunning(topology);
         done("topology running", begin);
@@ -128,7 +132,8 @@ public final class Demo implements AutoCloseable {
         step("starting the tool executor in " + workspace);
         ToolExecutorService tools = new ToolExecutorService(settings
                 .with(ToolExecutorConfig.WORKSPACE, workspace.toString())
-                .with(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools"), ToolRegistry.installed());
+                .with(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools"), ToolRegistry.installed())
+                .withMetrics(metrics);
         started.push(tools);
         tools.start();
         done("tool executor running", begin);
@@ -138,7 +143,7 @@ public final class Demo implements AutoCloseable {
 
         step("starting the gateway");
         gateway = Gateway.start(settings.with(GatewayConfig.PREFIX + "port", String.valueOf(options.port())),
-                options.endpoints(), List.of());
+                options.endpoints(), List.of(), metrics);
         started.push(gateway);
         gateway.views().loaded().get();
         defaultProvider = options.provider() != null ? options.provider() : gateway.defaultProvider();

@@ -10,6 +10,7 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,22 +59,31 @@ public final class Gateway implements AutoCloseable {
     private final TurnInbox inbox;
     private final TurnViews views;
     private final GatewayServer server;
+    private final ServiceMetrics serviceMetrics;
+    private final boolean ownsMetrics;
 
-    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                    ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        this.ownsMetrics = shared == null;
+        this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
+        metrics.bindTo(serviceMetrics.registry());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        producer.bindTo(serviceMetrics);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(serviceMetrics::serve);
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
@@ -85,6 +95,7 @@ public final class Gateway implements AutoCloseable {
             }
             producer.close();
             watchdog.close();
+            closeOwnMetrics();
             throw e;
         }
         this.inbox = startedInbox;
@@ -99,7 +110,13 @@ public final class Gateway implements AutoCloseable {
 
     /** @param extraRoutes more routes for the same HTTP server */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
-        return new Gateway(settings, endpoints, extraRoutes);
+        return new Gateway(settings, endpoints, extraRoutes, null);
+    }
+
+    /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                                ServiceMetrics shared) {
+        return new Gateway(settings, endpoints, extraRoutes, shared);
     }
 
     /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
@@ -201,5 +218,12 @@ public final class Gateway implements AutoCloseable {
         producer.close();
         providers.close();
         watchdog.close();
+        closeOwnMetrics();
+    }
+
+    private void closeOwnMetrics() {
+        if (ownsMetrics) {
+            serviceMetrics.close();
+        }
     }
 }

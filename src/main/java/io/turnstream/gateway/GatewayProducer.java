@@ -5,6 +5,7 @@ import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.UUID;
@@ -37,6 +38,11 @@ public final class GatewayProducer implements AutoCloseable {
         this.producer = new KafkaProducer<>(props);
         this.topics = topics;
         this.format = format;
+    }
+
+    /** Exports the producer's client metrics; they go when the producer closes. */
+    void bindTo(ServiceMetrics metrics) {
+        metrics.bind(producer);
     }
 
     /** Sends one event of a run; completes when the broker has it, or exceptionally when it never will. */

@@ -6,6 +6,7 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -76,6 +77,9 @@ public final class ToolExecutorService implements AutoCloseable {
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     private ToolExecutorMetrics metrics;
+    private ServiceMetrics serviceMetrics;
+    private boolean ownsServiceMetrics;
+    private AutoCloseable producerMetrics;
     private ToolScheduler scheduler;
     private KafkaProducer<String, byte[]> producer;
     private KafkaConsumer<String, byte[]> consumer;
@@ -123,6 +127,12 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
+    /** Puts this executor's meters in the caller's registry (closed by the caller) instead of one of its own; before {@link #start()}. */
+    public synchronized ToolExecutorService withMetrics(ServiceMetrics shared) {
+        this.serviceMetrics = shared;
+        return this;
+    }
+
     /**
      * Checks the workspace and topics (creating the executor's own ledger and dead-letter topics when
      * missing), joins the consumer group and starts polling. Throws with a clear message when it cannot.
@@ -134,12 +144,18 @@ public final class ToolExecutorService implements AutoCloseable {
         try {
             Workspace workspace = new Workspace(config.workspace());
             ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
-            metrics = new ToolExecutorMetrics(config.instanceId());
+            if (serviceMetrics == null) {
+                serviceMetrics = ServiceMetrics.create("tool-executor", settings);
+                ownsServiceMetrics = true;
+            }
+            metrics = new ToolExecutorMetrics(config.instanceId(), serviceMetrics.reporter("turnstream"));
             scheduler = new ToolScheduler(registry, config, workspace, new ToKafka());
             metrics.gauges(scheduler::running, scheduler::queued, () -> pausedPartitions);
             producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
             producer.initTransactions();
+            producerMetrics = serviceMetrics.bind(producer);
             consumer = new KafkaConsumer<>(groupConsumerProperties(), new StringDeserializer(), new ByteArrayDeserializer());
+            serviceMetrics.bind(consumer);
             ledgerReader = new KafkaConsumer<>(plainConsumerProperties("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
             cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire, config.turnMemory(),
                     scheduler::cancelTurn).start();
@@ -164,6 +180,11 @@ public final class ToolExecutorService implements AutoCloseable {
 
     public ToolExecutorMetrics metrics() {
         return metrics;
+    }
+
+    /** Every meter of this executor, for {@code /metrics/prometheus}; null before {@link #start()}. */
+    public ServiceMetrics serviceMetrics() {
+        return serviceMetrics;
     }
 
     /** Completes when the service stops: normally after {@link #close()}, exceptionally when it failed. */
@@ -395,10 +416,12 @@ public final class ToolExecutorService implements AutoCloseable {
     /** A new producer with the same transactional id, which aborts whatever the old one left open. */
     private void replaceProducer() {
         producer.close(Duration.ZERO);
+        closeQuietly(producerMetrics);
         while (true) {
             producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
             try {
                 producer.initTransactions();
+                producerMetrics = serviceMetrics.bind(producer);
                 return;
             } catch (TimeoutException e) {
                 producer.close(Duration.ZERO);
@@ -569,13 +592,19 @@ public final class ToolExecutorService implements AutoCloseable {
     private void closeQuietly() {
         // a producer that cannot reach the broker would wait forever for its unsent records: they are not needed
         AutoCloseable producerClose = producer == null ? null : () -> producer.close(Duration.ofSeconds(5));
-        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producerClose, metrics}) {
-            if (closeable != null) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    LOG.debug("closing {} failed", closeable.getClass().getSimpleName(), e);
-                }
+        AutoCloseable ownMetrics = ownsServiceMetrics ? serviceMetrics : null;
+        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producerClose, metrics,
+                ownMetrics}) {
+            closeQuietly(closeable);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable != null) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.debug("closing {} failed", closeable.getClass().getSimpleName(), e);
             }
         }
     }
