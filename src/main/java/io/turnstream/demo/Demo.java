@@ -66,6 +66,7 @@ public final class Demo implements AutoCloseable {
     private Path workspace;
     private UpsertPrinter printer;
     private Gateway gateway;
+    private String bootstrapServers;
     private String defaultProvider;
     private String defaultModel;
 
@@ -103,6 +104,7 @@ public final class Demo implements AutoCloseable {
         started.push(broker);
         broker.start();
         done("broker ready at " + broker.bootstrapServers(), begin);
+        bootstrapServers = broker.bootstrapServers();
 
         Properties base = new Properties();
         base.setProperty("bootstrap.servers", broker.bootstrapServers());
@@ -169,6 +171,11 @@ public final class Demo implements AutoCloseable {
 
     public String gatewayUrl() {
         return gateway.baseUrl();
+    }
+
+    /** The embedded broker, for clients of the demo's topics. */
+    public String bootstrapServers() {
+        return bootstrapServers;
     }
 
     public Path workspace() {

@@ -12,6 +12,7 @@ import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -119,8 +120,17 @@ public final class Gateway implements AutoCloseable {
         return new Gateway(settings, endpoints, extraRoutes, shared);
     }
 
-    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    /** Starts a turn in a fresh trace; see {@link #startTurn(TurnRequest, TraceContext)}. */
     public TurnStatus startTurn(TurnRequest request) {
+        return startTurn(request, TraceContext.fresh());
+    }
+
+    /**
+     * Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}.
+     *
+     * @param trace the trace context every record of the turn carries
+     */
+    public TurnStatus startTurn(TurnRequest request, TraceContext trace) {
         Providers.Resolved provider = providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
@@ -133,7 +143,7 @@ public final class Gateway implements AutoCloseable {
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
                 request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
         try {

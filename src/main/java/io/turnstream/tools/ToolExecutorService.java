@@ -8,6 +8,7 @@ import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -74,6 +76,8 @@ public final class ToolExecutorService implements AutoCloseable {
     private final CallLedger ledger;
     private final OffsetTracker offsets = new OffsetTracker();
     private final Queue<Outgoing> outgoing = new ConcurrentLinkedQueue<>();
+    /** The trace context of each call read and not yet answered, copied onto its result's headers. */
+    private final Map<RecordPosition, TraceContext> traces = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     private ToolExecutorMetrics metrics;
@@ -296,6 +300,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 LOG.info("call {} at offset {} was answered or is in progress already; not run again", call.callId(), record.offset());
                 offsets.answered(position);
             } else if (mark == CallLedger.Mark.STARTED) {
+                rememberTrace(record, position);
                 LOG.warn("call {} of non-idempotent tool {} was started before a restart; answering outcome unknown",
                         call.callId(), call.toolName());
                 outgoing.add(new Answer(call, position, ToolResults.refusal(call, ToolErrors.OUTCOME_UNKNOWN,
@@ -303,10 +308,19 @@ public final class ToolExecutorService implements AutoCloseable {
                                 + "unknown: it was not run again because it is not idempotent. Check its effects before "
                                 + "calling it again.")));
             } else {
+                rememberTrace(record, position);
                 scheduler.submit(call, position);
             }
         } finally {
             MDC.remove("turnId");
+        }
+    }
+
+    /** A call that will be answered: its result carries the call's trace context. */
+    private void rememberTrace(ConsumerRecord<String, byte[]> record, RecordPosition position) {
+        TraceContext trace = TraceContext.fromHeaders(record.headers());
+        if (trace != null) {
+            traces.put(position, trace);
         }
     }
 
@@ -364,8 +378,13 @@ public final class ToolExecutorService implements AutoCloseable {
 
     private void send(Outgoing item) {
         if (item instanceof Answer answer) {
-            producer.send(new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
-                    wire.write(topics.toolResults(), answer.result())));
+            ProducerRecord<String, byte[]> result = new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
+                    wire.write(topics.toolResults(), answer.result()));
+            TraceContext trace = traces.remove(answer.position());
+            if (trace != null) {
+                trace.addTo(result.headers());
+            }
+            producer.send(result);
             producer.send(ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
         } else if (item instanceof StartMarker marker) {
             producer.send(ledger.record(marker.call().call, marker.call().position, CallLedger.Mark.STARTED));
@@ -436,6 +455,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private void rewind(Collection<TopicPartition> partitions) {
         scheduler.dropAll();
         outgoing.clear();
+        traces.clear();
         ledger.forgetSeen();
         offsets.clear();
         Map<TopicPartition, OffsetAndMetadata> committed = committed(partitions);
@@ -538,6 +558,7 @@ public final class ToolExecutorService implements AutoCloseable {
         private void forget(Collection<TopicPartition> partitions) {
             scheduler.dropPartitions(partitions);
             outgoing.removeIf(item -> partitions.contains(positionOf(item).partition()));
+            traces.keySet().removeIf(position -> partitions.contains(position.partition()));
             ledger.forget(partitions);
             offsets.forget(partitions);
         }
