@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The whole pipeline on the embedded broker (the demo: topology, tool executor, gateway, simulated
  * provider): a turn started over HTTP with a {@code traceparent} carries it into every raw event's
- * {@code trace_context} and onto the headers of its upserts, tool calls and tool results; the
+ * {@code trace_context} and onto the headers of its upserts, appends, tool calls and tool results; the
  * services' meters move on {@code /metrics/prometheus}.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -70,6 +70,9 @@ class TraceAndMetricsEndToEndTest {
 
         List<ConsumerRecord<String, String>> upserts = awaitTurnEnd(turnId);
         assertThat(upserts).allSatisfy(upsert -> assertCarriesTheTrace(upsert, TRACEPARENT, TRACESTATE));
+
+        assertThat(recordsOfTurn(Topics.DEFAULTS.itemAppends(), turnId, 1))
+                .allSatisfy(append -> assertCarriesTheTrace(append, TRACEPARENT, TRACESTATE));
 
         List<ConsumerRecord<String, String>> calls = recordsOfTurn(Topics.DEFAULTS.toolCalls(), turnId, 1);
         assertThat(calls).allSatisfy(call -> assertCarriesTheTrace(call, TRACEPARENT, TRACESTATE));
