@@ -11,7 +11,9 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -59,23 +61,32 @@ public final class Gateway implements AutoCloseable {
     private final TurnInbox inbox;
     private final TurnViews views;
     private final GatewayServer server;
+    private final ServiceMetrics serviceMetrics;
+    private final boolean ownsMetrics;
 
-    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                    ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        this.ownsMetrics = shared == null;
+        this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
+        metrics.bindTo(serviceMetrics.registry());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        producer.bindTo(serviceMetrics);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
             routes.add(new ChatApi(this));
+            routes.add(serviceMetrics::serve);
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
@@ -87,6 +98,7 @@ public final class Gateway implements AutoCloseable {
             }
             producer.close();
             watchdog.close();
+            closeOwnMetrics();
             throw e;
         }
         this.inbox = startedInbox;
@@ -101,11 +113,26 @@ public final class Gateway implements AutoCloseable {
 
     /** @param extraRoutes more routes for the same HTTP server */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
-        return new Gateway(settings, endpoints, extraRoutes);
+        return new Gateway(settings, endpoints, extraRoutes, null);
     }
 
-    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                                ServiceMetrics shared) {
+        return new Gateway(settings, endpoints, extraRoutes, shared);
+    }
+
+    /** Starts a turn in a fresh trace; see {@link #startTurn(TurnRequest, TraceContext)}. */
     public TurnStatus startTurn(TurnRequest request) {
+        return startTurn(request, TraceContext.fresh());
+    }
+
+    /**
+     * Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}.
+     *
+     * @param trace the trace context every record of the turn carries
+     */
+    public TurnStatus startTurn(TurnRequest request, TraceContext trace) {
         Providers.Resolved provider = providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
@@ -118,7 +145,7 @@ public final class Gateway implements AutoCloseable {
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
                 request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
         try {
@@ -203,5 +230,12 @@ public final class Gateway implements AutoCloseable {
         producer.close();
         providers.close();
         watchdog.close();
+        closeOwnMetrics();
+    }
+
+    private void closeOwnMetrics() {
+        if (ownsMetrics) {
+            serviceMetrics.close();
+        }
     }
 }

@@ -8,6 +8,7 @@ import io.turnstream.gateway.GatewayServer;
 import io.turnstream.gateway.TurnStatus;
 import io.turnstream.gateway.view.StreamPosition;
 import io.turnstream.gateway.view.TurnEventsApi;
+import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.util.Optional;
 
@@ -35,7 +36,9 @@ public final class ChatApi implements GatewayServer.Routes {
     }
 
     private void chat(Context ctx) throws IOException {
-        TurnStatus turn = gateway.startTurn(ChatRequest.parse(ctx.body()));
+        TraceContext trace = TraceContext.fromHttp(ctx::header);
+        TurnStatus turn = gateway.startTurn(ChatRequest.parse(ctx.body()), trace);
+        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
         stream(ctx, turn.turnId());
     }
 
