@@ -1,8 +1,8 @@
 package io.turnstream.gateway;
 
-import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -13,14 +13,17 @@ import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +47,9 @@ public final class Gateway implements AutoCloseable {
         UNKNOWN
     }
 
+    /** How long a starting gateway waits to read the published tool definitions. */
+    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
@@ -58,6 +64,7 @@ public final class Gateway implements AutoCloseable {
     private final ProviderClient client;
     private final GatewayProducer producer;
     private final TurnInbox inbox;
+    private final ToolCatalog tools;
     private final TurnViews views;
     private final GatewayServer server;
     private final ServiceMetrics serviceMetrics;
@@ -77,7 +84,9 @@ public final class Gateway implements AutoCloseable {
         producer.bindTo(serviceMetrics);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        ToolCatalog startedTools = null;
         try {
+            startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
@@ -88,6 +97,9 @@ public final class Gateway implements AutoCloseable {
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
+            if (startedTools != null) {
+                startedTools.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -101,6 +113,8 @@ public final class Gateway implements AutoCloseable {
         }
         this.inbox = startedInbox;
         this.views = startedViews;
+        this.tools = startedTools;
+        awaitPublishedTools();
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 
@@ -142,7 +156,7 @@ public final class Gateway implements AutoCloseable {
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
+                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
                 request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
@@ -174,6 +188,30 @@ public final class Gateway implements AutoCloseable {
             }
         });
         return CancelOutcome.CANCELLING;
+    }
+
+    /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */
+    public List<ToolDefinition> offeredTools() {
+        return tools.offered();
+    }
+
+    private List<ToolDefinition> toolsToOffer() {
+        List<ToolDefinition> offered = tools.offered();
+        if (offered.isEmpty()) {
+            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
+        }
+        return offered;
+    }
+
+    /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
+    private void awaitPublishedTools() {
+        try {
+            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public Optional<TurnStatus> status(String turnId) {
@@ -224,6 +262,7 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         inbox.close();
+        tools.close();
         views.close();
         producer.close();
         providers.close();
