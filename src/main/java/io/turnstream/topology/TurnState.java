@@ -15,6 +15,8 @@ final class TurnState {
     String threadId;
     String modelId;
     String providerId;
+    /** From {@code response_start}; carried on turn events and tool calls. Null for a turn of no tenant. */
+    String tenantId;
     /** The last {@code seq} emitted for this turn; the next record gets {@code seq + 1}. */
     long seq;
     long idleDueMs;
