@@ -3,6 +3,9 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.security.RequestGuard;
+import io.turnstream.gateway.security.TenantLimits;
+import io.turnstream.gateway.security.TurnOwnership;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -57,10 +60,14 @@ public final class Gateway implements AutoCloseable {
     private final GatewayProducer producer;
     private final TurnInbox inbox;
     private final TurnViews views;
+    private final TurnOwnership ownership;
+    private final TenantLimits tenantLimits;
     private final GatewayServer server;
 
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
         this.config = GatewayConfig.from(settings);
+        config.security().requireSafeToListenOn(config.host());
+        this.tenantLimits = TenantLimits.of(config.security());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
@@ -71,11 +78,13 @@ public final class Gateway implements AutoCloseable {
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedViews = TurnViews.start(settings, wire);
+            this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
             routes.addAll(extraRoutes);
-            this.server = GatewayServer.start(config.host(), config.port(), routes);
+            this.server = GatewayServer.start(config.host(), config.port(),
+                    new RequestGuard(config.security(), ownership), routes);
         } catch (RuntimeException e) {
             if (startedViews != null) {
                 startedViews.close();
@@ -89,7 +98,14 @@ public final class Gateway implements AutoCloseable {
         }
         this.inbox = startedInbox;
         this.views = startedViews;
-        LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
+        LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
+                config.security().keys());
+    }
+
+    /** A turn's tenant from its lifecycle events, which every gateway reads. */
+    private static java.util.function.Function<String, Optional<TurnOwnership.Owner>> ownerInKafka(TurnViews views) {
+        return turnId -> views.snapshot(turnId, null)
+                .map(snapshot -> new TurnOwnership.Owner(snapshot.turn() == null ? null : snapshot.turn().tenantId()));
     }
 
     /** With provider keys and URLs from the environment. */
@@ -102,13 +118,30 @@ public final class Gateway implements AutoCloseable {
         return new Gateway(settings, endpoints, extraRoutes);
     }
 
-    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    /** Starts a turn of no tenant (the gateway without keys). */
     public TurnStatus startTurn(TurnRequest request) {
+        return startTurn(request, null);
+    }
+
+    /**
+     * Starts a turn and returns at once; the turn runs in the background. Invalid requests, and turns over
+     * the gateway's or the tenant's limits, throw {@link ApiError}.
+     *
+     * @param tenantId the caller's tenant; null when the gateway runs without keys
+     */
+    public TurnStatus startTurn(TurnRequest request, String tenantId) {
         Providers.Resolved provider = providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + config.maxConcurrentTurns()
                     + " turns; try again when one finishes");
+        }
+        TenantLimits.Permit permit;
+        try {
+            permit = tenantLimits.acquire(tenantId);
+        } catch (ApiError overLimit) {
+            metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
+            throw overLimit;
         }
         String turnId = "turn-" + UUID.randomUUID();
         String runId = "run-" + UUID.randomUUID();
@@ -116,12 +149,21 @@ public final class Gateway implements AutoCloseable {
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
                 request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), tenantId);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
+        ownership.accepted(turnId, tenantId);
+        AgentLoop loop = new AgentLoop(turn, active, registry, producer, client, metrics, config);
         try {
-            turns.execute(new AgentLoop(turn, active, registry, producer, client, metrics, config));
+            turns.execute(() -> {
+                try {
+                    loop.run();
+                } finally {
+                    permit.release();
+                }
+            });
         } catch (RejectedExecutionException shuttingDown) {
+            permit.release();
             registry.finish(turnId, "error");
             throw new ApiError(503, "the gateway is shutting down");
         }

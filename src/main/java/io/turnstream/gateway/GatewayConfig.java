@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import io.turnstream.gateway.provider.RetryPolicy;
+import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
@@ -12,7 +13,7 @@ import java.time.Duration;
 public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, Integer thinkingBudget,
                             Duration stallTimeout, RetryPolicy retry, String fallbackModel,
                             Duration toolResultTimeout, int maxConcurrentTurns,
-                            double simulatedTokensPerSecond, int simulatedAnswerTokens) {
+                            double simulatedTokensPerSecond, int simulatedAnswerTokens, SecurityConfig security) {
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final int DEFAULT_PORT = 8080;
@@ -34,7 +35,8 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 Duration.ofMillis(settings.getLong(PREFIX + "tool-result-timeout-ms", 600_000)),
                 (int) settings.getLong(PREFIX + "max-concurrent-turns", 256),
                 tokensPerSecond(settings),
-                (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS));
+                (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS),
+                SecurityConfig.from(settings, System.getenv()));
     }
 
     private static double tokensPerSecond(Settings settings) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.Json;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -30,7 +31,7 @@ final class TurnsApi implements GatewayServer.Routes {
     }
 
     private void start(Context ctx) {
-        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()));
+        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()), RequestGuard.tenant(ctx));
         Map<String, String> body = new LinkedHashMap<>();
         body.put("turnId", turn.turnId());
         body.put("threadId", turn.threadId());
