@@ -35,6 +35,11 @@ public final class GatewayCommand implements Callable<Integer> {
             + "0.0.0.0 for every interface, as in a container)")
     private String host;
 
+    @Option(names = "--management-port", paramLabel = "P", defaultValue = "" + GatewayConfig.DEFAULT_MANAGEMENT_PORT,
+            description = "Port of /health (200 when the gateway's Kafka readers and producer are up, else 503), "
+                    + "/health/live and /metrics, apart from the public API (default: ${DEFAULT-VALUE}; 0 for a free one)")
+    private int managementPort;
+
     @Option(names = "--api-keys-file", paramLabel = "FILE", description = "tenant:key entries, one per line "
             + "(default: turnstream.gateway.api-keys-file; also read from " + ApiKeys.ENV + ")")
     private Path apiKeysFile;
@@ -52,6 +57,7 @@ public final class GatewayCommand implements Callable<Integer> {
         if (host != null) {
             settings = settings.with(GatewayConfig.PREFIX + "host", host);
         }
+        settings = settings.with(GatewayConfig.MANAGEMENT_PORT, String.valueOf(managementPort));
         if (apiKeysFile != null) {
             settings = settings.with(SecurityConfig.API_KEYS_FILE, apiKeysFile.toAbsolutePath().toString());
         }
@@ -73,7 +79,8 @@ public final class GatewayCommand implements Callable<Integer> {
         } catch (RuntimeException e) {
             throw new CliFailure(ExitCodes.FAILURE, "cannot start: " + Failures.describe(e), e);
         }
-        System.out.println("gateway listening on " + gateway.baseUrl());
+        System.out.println("gateway listening on " + gateway.baseUrl() + "; health and metrics on port "
+                + gateway.managementPort());
         // The gateway has no failure of its own that ends it: it runs until stopped.
         UntilStopped.run("gateway", gateway, new CompletableFuture<>());
         return ExitCodes.OK;

@@ -13,9 +13,12 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.Settings;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -63,6 +66,7 @@ public final class Gateway implements AutoCloseable {
     private final TurnOwnership ownership;
     private final TenantLimits tenantLimits;
     private final GatewayServer server;
+    private final HealthServer management;
 
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
         this.config = GatewayConfig.from(settings);
@@ -75,6 +79,7 @@ public final class Gateway implements AutoCloseable {
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        GatewayServer startedServer = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedViews = TurnViews.start(settings, wire);
@@ -83,9 +88,14 @@ public final class Gateway implements AutoCloseable {
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
             routes.addAll(extraRoutes);
-            this.server = GatewayServer.start(config.host(), config.port(),
+            startedServer = GatewayServer.start(config.host(), config.port(),
                     new RequestGuard(config.security(), ownership), routes);
+            this.management = HealthServer.start(config.managementHost(), config.managementPort(), this::health,
+                    Map.of("/metrics", metrics::snapshot));
         } catch (RuntimeException e) {
+            if (startedServer != null) {
+                startedServer.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -96,10 +106,21 @@ public final class Gateway implements AutoCloseable {
             watchdog.close();
             throw e;
         }
+        this.server = startedServer;
         this.inbox = startedInbox;
         this.views = startedViews;
         LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
                 config.security().keys());
+    }
+
+    /** Ready while the gateway's Kafka readers and its producer are; it is never dead in a way a restart would fix. */
+    private HealthServer.Status health() {
+        Map<String, Object> kafka = new LinkedHashMap<>();
+        kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
+        kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
+        kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
+        boolean ready = !kafka.containsValue("DOWN");
+        return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
     }
 
     /** A turn's tenant from its lifecycle events, which every gateway reads. */
@@ -221,6 +242,11 @@ public final class Gateway implements AutoCloseable {
         return server.port();
     }
 
+    /** The port of {@code /health}, {@code /health/live} and {@code /metrics}. */
+    public int managementPort() {
+        return management.port();
+    }
+
     public String baseUrl() {
         return server.baseUrl();
     }
@@ -229,6 +255,7 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        management.close();
         registry.running().forEach(turn -> turn.cancel.cancel("the gateway is shutting down"));
         turns.shutdown();
         try {

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * The turns API: {@code POST /v1/turns}, {@code POST /v1/turns/{turnId}/cancel},
- * {@code GET /v1/turns/{turnId}} (a snapshot: status and the current state of every item), plus {@code GET /metrics} and {@code GET /health}.
+ * {@code GET /v1/turns/{turnId}} (a snapshot: status and the current state of every item). Health and metrics
+ * are on the gateway's management port.
  */
 final class TurnsApi implements GatewayServer.Routes {
 
@@ -26,8 +27,6 @@ final class TurnsApi implements GatewayServer.Routes {
         routes.post("/v1/turns", this::start);
         routes.post("/v1/turns/{turnId}/cancel", this::cancel);
         routes.get("/v1/turns/{turnId}", this::status);
-        routes.get("/metrics", ctx -> ctx.json(gateway.metrics().snapshot()));
-        routes.get("/health", ctx -> ctx.json(Map.of("status", "ok")));
     }
 
     private void start(Context ctx) {

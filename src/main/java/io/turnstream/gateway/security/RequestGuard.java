@@ -53,9 +53,6 @@ public final class RequestGuard implements GatewayServer.Routes {
         if (crossOrigin(ctx)) {
             return;
         }
-        if (ctx.path().equals("/health")) {
-            return;
-        }
         requireLocalHostName(ctx);
         authenticate(ctx);
         if (WITH_BODY.contains(ctx.method())) {

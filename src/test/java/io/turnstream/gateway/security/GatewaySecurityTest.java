@@ -126,8 +126,11 @@ class GatewaySecurityTest {
     }
 
     @Test
-    void healthNeedsNoKey() throws Exception {
-        assertThat(send(get(first, "/health")).statusCode()).isEqualTo(200);
+    void healthAndMetricsAreOnTheManagementPortWithoutAKeyAndNotOnThePublicOne() throws Exception {
+        URI health = URI.create("http://127.0.0.1:" + first.managementPort() + "/health");
+
+        assertThat(send(HttpRequest.newBuilder(health)).statusCode()).isEqualTo(200);
+        assertThat(send(get(first, "/metrics"), KEY_A).statusCode()).isEqualTo(404);
     }
 
     // ---- tenants ----
