@@ -14,7 +14,9 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.HealthServer;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,21 +69,29 @@ public final class Gateway implements AutoCloseable {
     private final TenantLimits tenantLimits;
     private final GatewayServer server;
     private final HealthServer management;
+    private final ServiceMetrics serviceMetrics;
+    private final boolean ownsMetrics;
 
-    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                    ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
         config.security().requireSafeToListenOn(config.host());
         this.tenantLimits = TenantLimits.of(config.security());
+        this.ownsMetrics = shared == null;
+        this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
+        metrics.bindTo(serviceMetrics.registry());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        producer.bindTo(serviceMetrics);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         GatewayServer startedServer = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
@@ -91,7 +101,7 @@ public final class Gateway implements AutoCloseable {
             startedServer = GatewayServer.start(config.host(), config.port(),
                     new RequestGuard(config.security(), ownership), routes);
             this.management = HealthServer.start(config.managementHost(), config.managementPort(), this::health,
-                    Map.of("/metrics", metrics::snapshot));
+                    serviceMetrics, Map.of("/metrics", metrics::snapshot));
         } catch (RuntimeException e) {
             if (startedServer != null) {
                 startedServer.close();
@@ -104,6 +114,7 @@ public final class Gateway implements AutoCloseable {
             }
             producer.close();
             watchdog.close();
+            closeOwnMetrics();
             throw e;
         }
         this.server = startedServer;
@@ -136,12 +147,18 @@ public final class Gateway implements AutoCloseable {
 
     /** @param extraRoutes more routes for the same HTTP server */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
-        return new Gateway(settings, endpoints, extraRoutes);
+        return new Gateway(settings, endpoints, extraRoutes, null);
     }
 
-    /** Starts a turn of no tenant (the gateway without keys). */
+    /** Starts a turn of no tenant (the gateway without keys) in a fresh trace. */
     public TurnStatus startTurn(TurnRequest request) {
-        return startTurn(request, null);
+        return startTurn(request, null, TraceContext.fresh());
+    }
+
+    /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                                ServiceMetrics shared) {
+        return new Gateway(settings, endpoints, extraRoutes, shared);
     }
 
     /**
@@ -149,8 +166,9 @@ public final class Gateway implements AutoCloseable {
      * the gateway's or the tenant's limits, throw {@link ApiError}.
      *
      * @param tenantId the caller's tenant; null when the gateway runs without keys
+     * @param trace the trace context every record of the turn carries
      */
-    public TurnStatus startTurn(TurnRequest request, String tenantId) {
+    public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
         Providers.Resolved provider = providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
@@ -170,7 +188,7 @@ public final class Gateway implements AutoCloseable {
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
                 request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), tenantId);
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, tenantId);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
         ownership.accepted(turnId, tenantId);
@@ -270,5 +288,12 @@ public final class Gateway implements AutoCloseable {
         producer.close();
         providers.close();
         watchdog.close();
+        closeOwnMetrics();
+    }
+
+    private void closeOwnMetrics() {
+        if (ownsMetrics) {
+            serviceMetrics.close();
+        }
     }
 }

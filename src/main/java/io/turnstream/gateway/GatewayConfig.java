@@ -21,7 +21,7 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final int DEFAULT_PORT = 8080;
-    public static final int DEFAULT_MANAGEMENT_PORT = 8082;
+    public static final int DEFAULT_MANAGEMENT_PORT = 8083;
     public static final String MANAGEMENT_PORT = PREFIX + "management.port";
 
     public static GatewayConfig from(Settings settings) {

@@ -6,6 +6,7 @@ import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.Json;
+import io.turnstream.runtime.TraceContext;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -30,7 +31,10 @@ final class TurnsApi implements GatewayServer.Routes {
     }
 
     private void start(Context ctx) {
-        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()), RequestGuard.tenant(ctx));
+        TraceContext trace = TraceContext.fromHttp(ctx::header);
+        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
+        // the turn's trace, also when the request brought none and a fresh one was started
+        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
         Map<String, String> body = new LinkedHashMap<>();
         body.put("turnId", turn.turnId());
         body.put("threadId", turn.threadId());

@@ -74,7 +74,7 @@ class DockerComposeTest {
         assertThat(gateway.at("/environment/TURNSTREAM_API_KEYS").asText()).as("no default key: compose refuses to start without one")
                 .startsWith("${TURNSTREAM_API_KEYS:?");
         assertThat(gateway.get("command").toString()).doesNotContain("--insecure").contains("--management-port");
-        assertThat(gateway.get("ports").toString()).contains("127.0.0.1:8082:8082");
+        assertThat(gateway.get("ports").toString()).contains("127.0.0.1:8083:8083");
     }
 
     @Test
