@@ -1,11 +1,11 @@
 package io.turnstream.gateway;
 
-import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -17,16 +17,19 @@ import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +53,9 @@ public final class Gateway implements AutoCloseable {
         UNKNOWN
     }
 
+    /** How long a starting gateway waits to read the published tool definitions. */
+    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
@@ -64,6 +70,7 @@ public final class Gateway implements AutoCloseable {
     private final ProviderClient client;
     private final GatewayProducer producer;
     private final TurnInbox inbox;
+    private final ToolCatalog tools;
     private final TurnViews views;
     private final TurnOwnership ownership;
     private final TenantLimits tenantLimits;
@@ -89,7 +96,9 @@ public final class Gateway implements AutoCloseable {
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         GatewayServer startedServer = null;
+        ToolCatalog startedTools = null;
         try {
+            startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
@@ -106,6 +115,9 @@ public final class Gateway implements AutoCloseable {
             if (startedServer != null) {
                 startedServer.close();
             }
+            if (startedTools != null) {
+                startedTools.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -120,6 +132,8 @@ public final class Gateway implements AutoCloseable {
         this.server = startedServer;
         this.inbox = startedInbox;
         this.views = startedViews;
+        this.tools = startedTools;
+        awaitPublishedTools();
         LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
                 config.security().keys());
     }
@@ -130,6 +144,7 @@ public final class Gateway implements AutoCloseable {
         kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
         kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
+        kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
         return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
     }
@@ -187,7 +202,7 @@ public final class Gateway implements AutoCloseable {
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
+                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
                 request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, tenantId);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
@@ -228,6 +243,30 @@ public final class Gateway implements AutoCloseable {
             }
         });
         return CancelOutcome.CANCELLING;
+    }
+
+    /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */
+    public List<ToolDefinition> offeredTools() {
+        return tools.offered();
+    }
+
+    private List<ToolDefinition> toolsToOffer() {
+        List<ToolDefinition> offered = tools.offered();
+        if (offered.isEmpty()) {
+            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
+        }
+        return offered;
+    }
+
+    /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
+    private void awaitPublishedTools() {
+        try {
+            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public Optional<TurnStatus> status(String turnId) {
@@ -284,6 +323,7 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         inbox.close();
+        tools.close();
         views.close();
         producer.close();
         providers.close();

@@ -148,6 +148,7 @@ public final class ToolExecutorService implements AutoCloseable {
         try {
             Workspace workspace = new Workspace(config.workspace());
             ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
+            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId());
             if (serviceMetrics == null) {
                 serviceMetrics = ServiceMetrics.create("tool-executor", settings);
                 ownsServiceMetrics = true;
