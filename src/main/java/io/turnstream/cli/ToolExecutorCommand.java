@@ -47,7 +47,8 @@ public final class ToolExecutorCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
         Topics topics = settings.topics();
-        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control()));
+        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control(),
+                topics.toolDefinitions()));
         try {
             service.start();
         } catch (IllegalArgumentException | IllegalStateException e) {

@@ -148,6 +148,7 @@ public final class ToolExecutorService implements AutoCloseable {
         try {
             Workspace workspace = new Workspace(config.workspace());
             ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
+            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId());
             if (serviceMetrics == null) {
                 serviceMetrics = ServiceMetrics.create("tool-executor", settings);
                 ownsServiceMetrics = true;
@@ -291,7 +292,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 return;
             }
             call = new ToolCall(call.callId(), record.key(), call.threadId(), call.runId(), call.itemId(), call.toolName(),
-                    call.arguments(), call.requestedAt());
+                    call.arguments(), call.requestedAt(), call.tenantId());
         }
         MDC.put("turnId", call.turnId());
         try {

@@ -146,9 +146,15 @@ public final class TurnViews implements AutoCloseable {
         subscribe(turnId, from, client, new TurnEventsEncoder());
     }
 
-    /** The latest turn of a thread that is still running, as Kafka tells it; empty when there is none. */
-    public Optional<String> runningTurnOf(String threadId) {
+    /**
+     * The latest turn of a thread that is still running, as Kafka tells it; empty when there is none.
+     *
+     * @param tenantId the caller's tenant: another tenant's turn is none; null when the gateway has no keys
+     */
+    public Optional<String> runningTurnOf(String threadId, String tenantId) {
         return threads.latest(threadId).filter(turnId -> snapshot(turnId, null)
+                .filter(snapshot -> tenantId == null
+                        || (snapshot.turn() != null && tenantId.equals(snapshot.turn().tenantId())))
                 .map(snapshot -> TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
     }
 
@@ -160,6 +166,11 @@ public final class TurnViews implements AutoCloseable {
             return Optional.empty();
         }
         return Optional.of(TurnSnapshot.of(turnId, runningHere, current));
+    }
+
+    /** True while both readers (upserts and item state) read and are connected. */
+    public boolean healthy() {
+        return feed != null && feed.healthy() && state.healthy();
     }
 
     private void heartbeat() {

@@ -132,7 +132,7 @@ class UiMessageStreamTest {
     private static TurnRecords runningTurn() {
         TurnRecords turn = live.newTurn("chat-" + UUID.randomUUID());
         turn.started();
-        await().until(() -> gateway.views().runningTurnOf(turn.threadId).isPresent());
+        await().until(() -> gateway.views().runningTurnOf(turn.threadId, null).isPresent());
         return turn;
     }
 

@@ -193,7 +193,11 @@ class TurnEventsSseTest {
 
     @Test
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
-        HttpResponse<String> response = http.send(request("turn-x", "seven"), HttpResponse.BodyHandlers.ofString());
+        TurnRecords turn = newTurn();
+        turn.started();
+        await().until(() -> gateway.snapshot(turn.id).isPresent());
+
+        HttpResponse<String> response = http.send(request(turn.id, "seven"), HttpResponse.BodyHandlers.ofString());
 
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(response.body()).contains("Last-Event-ID must be the id of the last event received");
