@@ -129,9 +129,10 @@ class TurnEventsSseTest {
     @Test
     void appendsFlowBetweenUpsertsAsAppendEventsWithBothSeqsInTheirIds() {
         TurnRecords turn = newTurn();
+        turn.started();
         Stream stream = Stream.open(turn.id, null);
         // one record at a time: the two topics are read by one consumer in no particular order between them
-        stream.receives(turn::started, 1);
+        stream.awaitEvents(1);
         stream.receives(() -> turn.message("m1", "Hel", "created"), 2);
         stream.receives(() -> turn.append("m1", 3, "lo, wo"), 3);
         stream.receives(() -> turn.append("m1", 9, "rld"), 4);
@@ -149,8 +150,9 @@ class TurnEventsSseTest {
     @Test
     void aReconnectInTheMiddleOfAppendsResumesBothStreamsExactly() {
         TurnRecords turn = newTurn();
+        turn.started();
         Stream first = Stream.open(turn.id, null);
-        first.receives(turn::started, 1);
+        first.awaitEvents(1);
         first.receives(() -> turn.message("m1", "One", "created"), 2);
         first.receives(() -> turn.append("m1", 3, " two"), 3);
         first.receives(() -> turn.append("m1", 7, " three"), 4);
@@ -314,6 +316,10 @@ class TurnEventsSseTest {
         /** Writes a record, then waits until this stream has received {@code count} events. */
         void receives(Runnable write, int count) {
             write.run();
+            awaitEvents(count);
+        }
+
+        void awaitEvents(int count) {
             await().until(() -> ids.size() == count);
         }
 
