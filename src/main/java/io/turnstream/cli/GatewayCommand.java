@@ -41,7 +41,7 @@ public final class GatewayCommand implements Callable<Integer> {
         }
         Topics topics = settings.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
-                topics.upserts(), topics.itemState()));
+                topics.upserts(), topics.itemState(), topics.toolDefinitions()));
         Gateway gateway;
         try {
             gateway = Gateway.start(settings);

@@ -1,8 +1,8 @@
 package io.turnstream.gateway;
 
-import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -10,15 +10,20 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +47,9 @@ public final class Gateway implements AutoCloseable {
         UNKNOWN
     }
 
+    /** How long a starting gateway waits to read the published tool definitions. */
+    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
@@ -56,27 +64,42 @@ public final class Gateway implements AutoCloseable {
     private final ProviderClient client;
     private final GatewayProducer producer;
     private final TurnInbox inbox;
+    private final ToolCatalog tools;
     private final TurnViews views;
     private final GatewayServer server;
+    private final ServiceMetrics serviceMetrics;
+    private final boolean ownsMetrics;
 
-    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                    ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        this.ownsMetrics = shared == null;
+        this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
+        metrics.bindTo(serviceMetrics.registry());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        producer.bindTo(serviceMetrics);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        ToolCatalog startedTools = null;
         try {
+            startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(serviceMetrics::serve);
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
         } catch (RuntimeException e) {
+            if (startedTools != null) {
+                startedTools.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -85,10 +108,13 @@ public final class Gateway implements AutoCloseable {
             }
             producer.close();
             watchdog.close();
+            closeOwnMetrics();
             throw e;
         }
         this.inbox = startedInbox;
         this.views = startedViews;
+        this.tools = startedTools;
+        awaitPublishedTools();
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 
@@ -99,11 +125,26 @@ public final class Gateway implements AutoCloseable {
 
     /** @param extraRoutes more routes for the same HTTP server */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
-        return new Gateway(settings, endpoints, extraRoutes);
+        return new Gateway(settings, endpoints, extraRoutes, null);
     }
 
-    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                                ServiceMetrics shared) {
+        return new Gateway(settings, endpoints, extraRoutes, shared);
+    }
+
+    /** Starts a turn in a fresh trace; see {@link #startTurn(TurnRequest, TraceContext)}. */
     public TurnStatus startTurn(TurnRequest request) {
+        return startTurn(request, TraceContext.fresh());
+    }
+
+    /**
+     * Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}.
+     *
+     * @param trace the trace context every record of the turn carries
+     */
+    public TurnStatus startTurn(TurnRequest request, TraceContext trace) {
         Providers.Resolved provider = providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
@@ -115,8 +156,8 @@ public final class Gateway implements AutoCloseable {
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
         AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
         TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
         TurnRegistry.ActiveTurn active = registry.register(status);
         try {
@@ -147,6 +188,30 @@ public final class Gateway implements AutoCloseable {
             }
         });
         return CancelOutcome.CANCELLING;
+    }
+
+    /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */
+    public List<ToolDefinition> offeredTools() {
+        return tools.offered();
+    }
+
+    private List<ToolDefinition> toolsToOffer() {
+        List<ToolDefinition> offered = tools.offered();
+        if (offered.isEmpty()) {
+            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
+        }
+        return offered;
+    }
+
+    /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
+    private void awaitPublishedTools() {
+        try {
+            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public Optional<TurnStatus> status(String turnId) {
@@ -197,9 +262,17 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         inbox.close();
+        tools.close();
         views.close();
         producer.close();
         providers.close();
         watchdog.close();
+        closeOwnMetrics();
+    }
+
+    private void closeOwnMetrics() {
+        if (ownsMetrics) {
+            serviceMetrics.close();
+        }
     }
 }

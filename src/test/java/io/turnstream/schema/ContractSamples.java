@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.PublishedTool;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
@@ -178,6 +179,12 @@ final class ContractSamples {
                 "run-1-s1-msg0", 2, 7, "w\u00f6rld \uD83D\uDE00", T + 40));
     }
 
+    static List<PublishedTool> publishedTools() {
+        return List.of(new PublishedTool("read_file", "Reads a file of the workspace.", Json.MAPPER.createObjectNode()
+                .put("type", "object").set("properties", Json.MAPPER.createObjectNode().set("path",
+                        Json.MAPPER.createObjectNode().put("type", "string"))), true, "executor-1", T));
+    }
+
     /** Every sample of every topic value type. */
     static List<Object> all() {
         List<Object> all = new ArrayList<>();
@@ -187,6 +194,7 @@ final class ContractSamples {
         all.addAll(toolResults());
         all.addAll(controlMessages());
         all.addAll(itemAppends());
+        all.addAll(publishedTools());
         return all;
     }
 }
