@@ -74,6 +74,10 @@ final class TurnInbox implements AutoCloseable {
         }
     }
 
+    boolean healthy() {
+        return reader.healthy();
+    }
+
     @Override
     public void close() {
         reader.close();
