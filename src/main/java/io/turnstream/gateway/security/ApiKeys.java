@@ -1,5 +1,6 @@
 package io.turnstream.gateway.security;
 
+import io.turnstream.model.TenantIds;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 /**
  * The gateway's API keys, each naming a tenant. Entries are {@code tenant:key}, one per line in a file
@@ -27,8 +27,6 @@ public final class ApiKeys {
     public static final String ENV = "TURNSTREAM_API_KEYS";
     /** Shorter keys are refused: they could be guessed. */
     public static final int MIN_KEY_LENGTH = 16;
-    /** Tenant names also name workspace directories, so they are plain: no dots first, no separators. */
-    public static final Pattern TENANT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
 
     private static final ApiKeys NONE = new ApiKeys(Map.of());
 
@@ -85,9 +83,8 @@ public final class ApiKeys {
         }
         String tenant = entry.substring(0, colon).strip();
         String key = entry.substring(colon + 1).strip();
-        if (!TENANT.matcher(tenant).matches()) {
-            throw new IllegalArgumentException(where + ": a tenant is 1 to 64 letters, digits, '_', '.' or '-', "
-                    + "starting with a letter or digit");
+        if (!TenantIds.isValid(tenant)) {
+            throw new IllegalArgumentException(where + ": a tenant is " + TenantIds.DESCRIPTION);
         }
         if (key.length() < MIN_KEY_LENGTH || key.chars().anyMatch(Character::isWhitespace)) {
             throw new IllegalArgumentException(where + ": the key of tenant " + tenant + " must be at least "
