@@ -33,6 +33,8 @@ class BenchSmokeTest {
             assertThat(step.path("upsertsPerSec").asDouble()).isPositive();
             assertEveryPercentile(step.path("emitLatency"));
             assertEveryPercentile(step.path("contentLatency"));
+            assertEveryPercentile(step.path("appendLatency"));
+            assertThat(step.path("appendBytesPerContentByte").asDouble()).isGreaterThan(1);
             assertThat(step.path("appCpuMsPer1000Events").asDouble()).isPositive();
         });
         assertEveryPercentile(results.path("passThroughLatency").path("emitLatency"));
@@ -55,7 +57,7 @@ class BenchSmokeTest {
         assertThat(results.path("ratios").path("emitP99VsPassThroughP99").isNumber()).isTrue();
         assertThat(results.path("targets")).isNotEmpty();
         assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Ratios", "### Flood", "### Load ladder",
-                "### Write amplification", "### Memory");
+                "### Write amplification", "### Memory", "### Live text");
         assertThat(out.resolve(Charts.LATENCY_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.AMPLIFICATION_PNG)).isNotEmptyFile();
         assertThat(progress.toString()).contains("ladder", "flood", "amplification", "done");
