@@ -50,8 +50,9 @@ final class StateCache<V> {
         objects.put(key, value);
     }
 
+    /** Deletes by writing null: {@code delete} would also read and deserialise the old value. */
     void delete(String key) {
-        store.delete(key);
+        store.put(key, null);
         objects.remove(key);
     }
 
