@@ -19,6 +19,7 @@ import io.turnstream.model.OutputItem;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -48,7 +49,8 @@ final class AgentLoop implements Runnable {
     /** Everything a turn needs to know, resolved and validated. */
     record Turn(String turnId, String threadId, String runId, Providers.Resolved provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
-                List<ToolDefinition> tools, int maxSteps) {
+                List<ToolDefinition> tools, int maxSteps, TraceContext trace,
+                String tenantId) {
     }
 
     /** The turn ended early; the terminal event is already published. */
@@ -90,6 +92,7 @@ final class AgentLoop implements Runnable {
     @Override
     public void run() {
         MDC.put("turnId", turn.turnId());
+        MDC.put("traceId", turn.trace().traceId());
         long started = System.nanoTime();
         String status = StepOutcome.Status.ERROR.wire();
         try {
@@ -107,6 +110,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
                     (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
             MDC.remove("turnId");
+            MDC.remove("traceId");
         }
     }
 
@@ -114,7 +118,7 @@ final class AgentLoop implements Runnable {
         LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
                 turn.threadId(), turn.provider().name(), model, turn.maxSteps());
         publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
-                turn.provider().name(), System.currentTimeMillis()));
+                turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
         for (int step = 1; step <= turn.maxSteps(); step++) {
@@ -271,7 +275,7 @@ final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
-        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), payload);
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
                 metrics.increment(Counter.PUBLISH_FAILURES);
