@@ -1,7 +1,6 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.ToolCall;
-import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
@@ -29,8 +28,8 @@ final class UpsertEmitter {
     void emit(TurnState turn, UiPayload payload) {
         long now = context.currentSystemTimeMs();
         long seq = turn.nextSeq();
-        String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
-        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq, payloadType, payload);
+        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
+                payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
         context.forward(new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)), UpsertTopology.UPSERTS_SINK);
         // JSON does not depend on the topic: the same bytes serve both (Avro registers a subject per topic).
@@ -46,9 +45,9 @@ final class UpsertEmitter {
                 UpsertTopology.TOOL_CALLS_SINK);
     }
 
-    /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle. */
+    /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle, and so on: {@link UiPayload#stateKey()}. */
     static String itemStateKey(String turnId, UiPayload payload) {
-        return turnId + "/" + (payload instanceof UIUpsert upsert ? upsert.itemId() : "turn");
+        return turnId + "/" + payload.stateKey();
     }
 
     /** Deterministic per (turn, seq), so a consumer that sees an id twice knows it is the same record. */
@@ -58,6 +57,7 @@ final class UpsertEmitter {
 
     static UITurnEvent.Usage usage(io.turnstream.model.StreamPayload.Usage usage) {
         return usage == null ? null
-                : new UITurnEvent.Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens());
+                : new UITurnEvent.Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens(),
+                        usage.cacheReadTokens(), usage.cacheWriteTokens(), usage.reasoningTokens(), usage.costUsd());
     }
 }
