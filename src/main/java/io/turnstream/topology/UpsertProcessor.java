@@ -70,6 +70,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
      * pushed back to "last activity + timeout" if there was activity since.
      */
     private final Map<String, Long> lastActivity = new HashMap<>();
+    /** Whether the first tick since init armed the appends of every open item (see {@link ItemAppends}). */
+    private boolean openItemsArmed;
 
     UpsertProcessor(TopologyConfig config) {
         this.config = config;
@@ -85,7 +87,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         this.buffer = new ItemBuffer(chunks);
         this.deadlines = new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE));
         this.emitter = new UpsertEmitter(context, config);
-        this.appends = new ItemAppends(context, config, deadlines, buffer);
+        this.appends = new ItemAppends(context, config, buffer);
+        this.openItemsArmed = false;
         deadLetterCounter = context.metrics().addRateTotalSensor(
                 "turnstream", context.taskId().toString(), "dead-letter", Sensor.RecordingLevel.INFO);
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
@@ -226,7 +229,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         if (!item.emitsWhileStreaming()) {
             return null;
         }
-        boolean appendArmed = appends.textAdded(key, item);
+        appends.textAdded(key, item);
         long tokens = GradientBatcher.estimateTokens(buffer.codePoints(item.handle));
         if (!item.createdEmitted()) {
             emitStreaming(turn, item, UIUpsert.CREATED);
@@ -236,9 +239,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             item.timerDueMs = now() + config.batchTimeoutMs();
             deadlines.schedule(item.timerDueMs, Kind.BATCH, key);
         } else {
-            if (appendArmed) {
-                items.put(key, item);
-            }
             return null;
         }
         items.put(key, item);
@@ -355,7 +355,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         if (item.timerDueMs != 0) {
             deadlines.cancel(item.timerDueMs, Kind.BATCH, key);
         }
-        appends.disarm(key, item);
+        appends.disarm(key);
         items.delete(key);
         lastActivity.remove(key);
         turn.finishedItems.add(item.itemId);
@@ -393,8 +393,17 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 case BATCH -> onBatchTimeout(deadline, nowMs);
                 case IDLE -> onIdleTimeout(deadline, nowMs);
                 case FORGET -> onForget(deadline);
-                case APPEND -> onAppendDue(deadline);
+                // left by an earlier version; the open items' appends are armed below
+                case APPEND -> { }
             }
+        }
+        if (!openItemsArmed) {
+            // Armed appends are not stored: after a start or restore, any open item may have unsent text.
+            items.forEach(appends::textAdded);
+            openItemsArmed = true;
+        }
+        for (String itemKey : appends.takeArmed()) {
+            sendAppend(itemKey);
         }
     }
 
@@ -418,15 +427,16 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         items.put(deadline.target(), item);
     }
 
-    private void onAppendDue(Deadline deadline) {
-        ItemState item = items.get(deadline.target());
-        if (item == null || item.appendDueMs != deadline.dueMs()) {
+    private void sendAppend(String itemKey) {
+        ItemState item = items.get(itemKey);
+        TurnState turn = item == null ? null : turns.get(runIdOf(itemKey));
+        if (turn == null || turn.closed) {
             return;
         }
-        TurnState turn = turns.get(runIdOf(deadline.target()));
-        appends.sendPending(turn, item);
-        items.put(deadline.target(), item);
-        turns.put(turn.runId, turn);
+        if (appends.sendPending(turn, item)) {
+            items.put(itemKey, item);
+            turns.put(turn.runId, turn);
+        }
     }
 
     private void onIdleTimeout(Deadline deadline, long nowMs) {
