@@ -40,8 +40,8 @@ import org.slf4j.MDC;
  * gradient, holds user messages, closes turns, and routes completed function calls. One wall-clock
  * punctuator drives the batch timeouts, the idle-turn watchdog and the forgetting of closed turns.
  *
- * <p>State per turn is keyed by run id (the input key); nothing is written per delta except the
- * delta itself (see {@link ItemBuffer}).
+ * <p>State per turn is keyed by run id (the input key); a delta writes nothing but its text, into its
+ * item's open chunk, which the record cache writes once per commit (see {@link ItemBuffer}).
  */
 final class UpsertProcessor implements Processor<String, byte[], String, byte[]> {
 
@@ -128,15 +128,16 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             deadLetters.send(record, event.type() + " after the turn closed");
             return;
         }
-        MDC.put("turnId", turn.turnId);
-        try {
-            lastActivity.put(runId, now());
-            String rejected = apply(turn, event.payload());
-            if (rejected != null) {
+        lastActivity.put(runId, now());
+        String rejected = apply(turn, event.payload());
+        if (rejected != null) {
+            // The MDC only where the topology logs: set per record, it was a visible cost of every delta.
+            MDC.put("turnId", turn.turnId);
+            try {
                 deadLetters.send(record, rejected);
+            } finally {
+                MDC.remove("turnId");
             }
-        } finally {
-            MDC.remove("turnId");
         }
     }
 
