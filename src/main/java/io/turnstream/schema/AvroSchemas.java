@@ -5,6 +5,7 @@ import io.turnstream.model.ItemAppend;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.io.InputStream;
@@ -56,6 +57,7 @@ public final class AvroSchemas {
         files.put(ToolResult.class, "ToolResult.avsc");
         files.put(ControlMessage.class, "ControlMessage.avsc");
         files.put(ItemAppend.class, "ItemAppend.avsc");
+        files.put(TurnRequestRecord.class, "TurnRequestRecord.avsc");
         return Collections.unmodifiableMap(files);
     }
 

@@ -12,6 +12,7 @@ import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
@@ -145,6 +146,15 @@ final class ContractSamples {
                 "run-1-s1-msg0", 2, 7, "w\u00f6rld \uD83D\uDE00", T + 40));
     }
 
+    static List<TurnRequestRecord> turnRequests() {
+        TurnRequestRecord request = TurnRequestRecord.request("turn-1", "thread-1", "run-1", "tenant-a", T,
+                json("{\"prompt\":\"What is in this workspace?\",\"maxSteps\":3}"));
+        return List.of(request,
+                TurnRequestRecord.request("turn-2", "thread-1", "run-2", null, T, json("{\"prompt\":\"Hi\"}")),
+                request.stepDone(1, json("{\"model\":\"claude-x\",\"assistant\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+                        + "\"toolCalls\":[],\"finishReason\":\"stop\"}")));
+    }
+
     /** Every sample of every topic value type. */
     static List<Object> all() {
         List<Object> all = new ArrayList<>();
@@ -154,6 +164,7 @@ final class ContractSamples {
         all.addAll(toolResults());
         all.addAll(controlMessages());
         all.addAll(itemAppends());
+        all.addAll(turnRequests());
         return all;
     }
 }
