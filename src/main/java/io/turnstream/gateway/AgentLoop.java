@@ -51,6 +51,9 @@ final class AgentLoop implements Runnable {
                 List<ToolDefinition> tools, int maxSteps) {
     }
 
+    /** Status of a turn that goes on in another gateway. */
+    private static final String HANDED_OVER = "handed over";
+
     /** The turn ended early; the terminal event is already published. */
     private static final class TurnEnded extends Exception {
         final String status;
@@ -64,7 +67,8 @@ final class AgentLoop implements Runnable {
     private final Turn turn;
     private final TurnRegistry.ActiveTurn active;
     private final TurnRegistry registry;
-    private final GatewayProducer producer;
+    private final TurnPublisher producer;
+    private final TurnProgress progress;
     private final ProviderClient client;
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
@@ -75,16 +79,19 @@ final class AgentLoop implements Runnable {
     private long completionTokens;
     private boolean usageReported;
 
-    AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
-              ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
+    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
+    AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
+              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
         this.turn = turn;
+        this.progress = progress;
         this.active = active;
         this.registry = registry;
         this.producer = producer;
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.model = turn.provider().model();
+        this.model = progress.model();
+        addUsage(progress.usage());
     }
 
     @Override
@@ -102,8 +109,13 @@ final class AgentLoop implements Runnable {
                     "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
         } finally {
             awaitDelivery();
-            count(status);
-            registry.finish(turn.turnId(), status);
+            if (active.handover.isDone()) {
+                status = HANDED_OVER;
+                registry.release(turn.turnId());
+            } else {
+                count(status);
+                registry.finish(turn.turnId(), status);
+            }
             LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
                     (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
             MDC.remove("turnId");
@@ -111,13 +123,29 @@ final class AgentLoop implements Runnable {
     }
 
     private String steps() throws TurnEnded {
-        LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
-                turn.threadId(), turn.provider().name(), model, turn.maxSteps());
-        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
-                turn.provider().name(), System.currentTimeMillis()));
+        if (progress.started()) {
+            LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
+                    turn.runId(), turn.threadId(), turn.provider().name(), model);
+        } else {
+            LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
+                    turn.threadId(), turn.provider().name(), model, turn.maxSteps());
+            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
+                    turn.provider().name(), System.currentTimeMillis()));
+        }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
-        for (int step = 1; step <= turn.maxSteps(); step++) {
+        progress.completed().forEach(conversation::add);
+        if (progress.finishReason() != null) {
+            return done(progress.finishReason());
+        }
+        TurnProgress.Awaiting awaiting = progress.awaiting();
+        if (awaiting != null) {
+            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+        }
+        for (int step = progress.nextStep(); step <= turn.maxSteps(); step++) {
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
+            }
             StepOutcome outcome = callModel(step, conversation);
             addUsage(outcome.usage());
             ensurePublishing();
@@ -134,10 +162,11 @@ final class AgentLoop implements Runnable {
             LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
+            producer.stepDone(step, TurnProgress.checkpoint(model, usage(), outcome));
             if (outcome.toolCalls().isEmpty()) {
                 return done(outcome.finishReason());
             }
-            conversation.add(awaitToolResults(step, outcome.toolCalls()));
+            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -156,7 +185,13 @@ final class AgentLoop implements Runnable {
 
     private void publishUserPrompt() {
         String id = turn.runId() + "-user-prompt";
-        publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null, ItemTypes.ORIGIN_USER));
+        if (progress.promptDone()) {
+            return;
+        }
+        if (!progress.promptStarted()) {
+            publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null,
+                    ItemTypes.ORIGIN_USER));
+        }
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
                 null, null, null, null, null, null)));
     }
@@ -167,6 +202,13 @@ final class AgentLoop implements Runnable {
      */
     private StepOutcome callModel(int step, Conversation conversation) {
         StepItems items = new StepItems(turn.runId() + "-s" + step, turn.provider().name(), this::publish);
+        TurnProgress.Interrupted interrupted = progress.interrupted();
+        if (interrupted != null && interrupted.step() == step) {
+            LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
+            items = StepItems.resumed(turn.runId() + "-s" + step, turn.provider().name(), this::publish,
+                    interrupted.nextItem(), interrupted.open());
+            items.withdraw();
+        }
         for (int attempt = 1; ; attempt++) {
             ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
                     config.maxTokens(), config.thinkingBudget());
@@ -214,15 +256,20 @@ final class AgentLoop implements Runnable {
     /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
      * arrives; returns them in call order for the next request.
+     *
+     * @param published outputs a previous gateway of the turn already published, by call id
      */
-    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls) throws TurnEnded {
+    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls,
+                                                      Map<String, Conversation.ToolOutput> published) throws TurnEnded {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
-        calls.forEach(call -> pending.put(call, active.result(call.callId())));
-        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
+        calls.stream().filter(call -> !published.containsKey(call.callId()))
+                .forEach(call -> pending.put(call, active.result(call.callId())));
+        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             waitingFor.add(active.cancel.future());
+            waitingFor.add(active.handover);
             try {
                 CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
                         .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -240,6 +287,9 @@ final class AgentLoop implements Runnable {
             }
             if (active.cancel.isCancelled()) {
                 throw aborted();
+            }
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
             }
             for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();

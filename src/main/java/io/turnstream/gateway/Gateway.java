@@ -7,18 +7,24 @@ import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.Failures;
 import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.Settings;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,13 +40,14 @@ public final class Gateway implements AutoCloseable {
 
     /** What a cancel request found. */
     public enum CancelOutcome {
-        /** The turn was running here and is being stopped. */
+        /** The cancel is on {@code llm.control}: the gateway that runs the turn stops it. */
         CANCELLING,
-        /** The turn already finished. */
-        FINISHED,
-        /** This gateway does not know the turn. */
-        UNKNOWN
+        /** The turn already finished here. */
+        FINISHED
     }
+
+    /** How long an accepted turn may take to reach {@code llm.turn-requests} before the caller hears 503. */
+    private static final long ACCEPT_TIMEOUT_MS = 30_000;
 
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
@@ -57,6 +64,8 @@ public final class Gateway implements AutoCloseable {
     private final GatewayProducer producer;
     private final TurnInbox inbox;
     private final TurnViews views;
+    private final TurnResumer resumer;
+    private final TurnOwnership ownership;
     private final GatewayServer server;
 
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
@@ -66,8 +75,10 @@ public final class Gateway implements AutoCloseable {
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        TurnOwnership startedOwnership = null;
         try {
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedViews = TurnViews.start(settings, wire);
@@ -76,19 +87,26 @@ public final class Gateway implements AutoCloseable {
             routes.add(new TurnEventsApi(startedViews));
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
+            startedOwnership = new TurnOwnership(settings.kafkaProperties(), topics, wire,
+                    OwnershipConfig.from(settings), resumer, this::runTurn);
         } catch (RuntimeException e) {
+            if (startedOwnership != null) {
+                startedOwnership.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
             if (startedInbox != null) {
                 startedInbox.close();
             }
+            resumer.close();
             producer.close();
             watchdog.close();
             throw e;
         }
         this.inbox = startedInbox;
         this.views = startedViews;
+        this.ownership = startedOwnership;
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 
@@ -102,9 +120,20 @@ public final class Gateway implements AutoCloseable {
         return new Gateway(settings, endpoints, extraRoutes);
     }
 
-    /** Starts a turn and returns at once; the turn runs in the background. Invalid requests throw {@link ApiError}. */
+    /** Starts a turn without a tenant; see {@link #startTurn(TurnRequest, String)}. */
     public TurnStatus startTurn(TurnRequest request) {
-        Providers.Resolved provider = providers.resolve(request.provider(), request.model());
+        return startTurn(request, null);
+    }
+
+    /**
+     * Accepts a turn: validates it, puts it on {@code llm.turn-requests} and returns once Kafka has
+     * it; the gateway that owns the thread's partition runs it (maybe this one). Invalid requests
+     * throw {@link ApiError}.
+     *
+     * @param tenantId the tenant the caller was resolved to, or null
+     */
+    public TurnStatus startTurn(TurnRequest request, String tenantId) {
+        providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + config.maxConcurrentTurns()
@@ -113,39 +142,91 @@ public final class Gateway implements AutoCloseable {
         String turnId = "turn-" + UUID.randomUUID();
         String runId = "run-" + UUID.randomUUID();
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
-        AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
-                request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
-        TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
-        TurnRegistry.ActiveTurn active = registry.register(status);
         try {
-            turns.execute(new AgentLoop(turn, active, registry, producer, client, metrics, config));
-        } catch (RejectedExecutionException shuttingDown) {
-            registry.finish(turnId, "error");
+            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, System.currentTimeMillis(),
+                    request.toJson())).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             throw new ApiError(503, "the gateway is shutting down");
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("cannot put turn {} on the turn requests topic: {}", turnId, Failures.describe(e));
+            throw new ApiError(503, "the turn could not be queued (Kafka is unavailable); try again");
         }
         metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
-        return status;
+        return new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
     }
 
     /**
-     * Stops a running turn (status {@code aborted}, open items closed) and publishes the cancel to
-     * the control topic, so the tool executor aborts the turn's running tools.
+     * Runs a turn of a partition this gateway owns: from the start, or, resumed, from what Kafka
+     * holds of it. Called on the ownership thread; the turn runs on its own.
+     */
+    private void runTurn(TurnRequestRecord record, List<TurnRequestRecord> steps, boolean resume,
+                         OwnedPartition partition, long offset) {
+        AgentLoop.Turn turn;
+        try {
+            TurnRequest request = TurnRequest.parse(Json.toString(record.request()));
+            Providers.Resolved provider = providers.resolve(request.provider(), request.model());
+            turn = new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
+                    request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
+                    request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
+                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+        } catch (RuntimeException e) {
+            LOG.error("turn {} cannot run here and is skipped: {}", record.turnId(), e.getMessage());
+            partition.alreadyFinished(offset);
+            return;
+        }
+        TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(turn.turnId(), turn.threadId(), turn.runId(),
+                TurnStatus.RUNNING));
+        partition.started(offset, active);
+        try {
+            turns.execute(() -> {
+                try {
+                    TurnProgress progress = resume
+                            ? resumer.progress(record, steps, turn.provider().model(), active)
+                            : TurnProgress.fresh(turn.provider().model());
+                    if (progress.endedStatus() != null) {
+                        registry.finish(turn.turnId(), progress.endedStatus());
+                    } else {
+                        if (resume) {
+                            metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
+                        }
+                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record), client, metrics,
+                                config).run();
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.error("cannot resume turn {}; leaving it to the partition's next owner", turn.turnId(), e);
+                    active.handover.complete(null);
+                    registry.release(turn.turnId());
+                } finally {
+                    partition.stopped(offset, turn.turnId(), active.handover.isDone());
+                }
+            });
+        } catch (RejectedExecutionException shuttingDown) {
+            active.handover.complete(null);
+            registry.release(turn.turnId());
+            partition.stopped(offset, turn.turnId(), true);
+        }
+    }
+
+    /**
+     * Cancels a turn wherever it runs: the cancel goes to the control topic, where the gateway
+     * running the turn stops it (status {@code aborted}, open items closed) and the tool executor
+     * aborts its running tools.
      */
     public CancelOutcome cancel(String turnId, String reason) {
         Optional<TurnStatus> status = registry.status(turnId);
-        if (status.isEmpty()) {
-            return CancelOutcome.UNKNOWN;
-        }
-        if (!registry.cancel(turnId, reason)) {
+        if (status.isPresent() && !TurnStatus.RUNNING.equals(status.get().status())) {
             return CancelOutcome.FINISHED;
         }
-        producer.control(ControlMessage.cancel(turnId, reason)).whenComplete((ok, error) -> {
-            if (error != null) {
-                LOG.error("cannot publish the cancel of turn {}: {}", turnId, error.getMessage());
-            }
-        });
+        try {
+            producer.control(ControlMessage.cancel(turnId, reason)).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "the gateway is shutting down");
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("cannot publish the cancel of turn {}: {}", turnId, Failures.describe(e));
+            throw new ApiError(503, "the cancel could not be sent (Kafka is unavailable); try again");
+        }
         return CancelOutcome.CANCELLING;
     }
 
@@ -183,11 +264,14 @@ public final class Gateway implements AutoCloseable {
         return server.baseUrl();
     }
 
-    /** Stops accepting turns, cancels the running ones (they end {@code aborted}), then stops everything. */
+    /**
+     * Drains: stops accepting turns, lets running turns reach a step boundary (up to the drain
+     * timeout) and hands them over to the other gateways of the group, then stops everything.
+     */
     @Override
     public void close() {
         server.close();
-        registry.running().forEach(turn -> turn.cancel.cancel("the gateway is shutting down"));
+        ownership.close();
         turns.shutdown();
         try {
             if (!turns.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -198,6 +282,7 @@ public final class Gateway implements AutoCloseable {
         }
         inbox.close();
         views.close();
+        resumer.close();
         producer.close();
         providers.close();
         watchdog.close();

@@ -1,13 +1,11 @@
 package io.turnstream.gateway;
 
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.StreamEvent;
-import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import java.time.Duration;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -16,9 +14,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The gateway's one Kafka producer. Raw events are keyed by run id, so a run's events share one
- * partition and stay in order; the producer is idempotent with {@code acks=all}, so a retried send
- * is neither lost nor doubled. Cancel commands go to the control topic keyed by turn id.
+ * The gateway's producer of what any instance writes, whichever owns the turn: accepted turns to
+ * {@code llm.turn-requests} (key thread id) and cancel commands to the control topic (key turn id).
+ * It is idempotent with {@code acks=all}, so a retried send is neither lost nor doubled. A turn's
+ * raw events are written by the owner of its partition, transactionally ({@link OwnedPartition}).
  */
 public final class GatewayProducer implements AutoCloseable {
 
@@ -39,10 +38,10 @@ public final class GatewayProducer implements AutoCloseable {
         this.format = format;
     }
 
-    /** Sends one event of a run; completes when the broker has it, or exceptionally when it never will. */
-    public CompletableFuture<Void> rawEvent(String runId, StreamPayload payload) {
-        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), runId, payload);
-        return send(new ProducerRecord<>(topics.rawEvents(), runId, format.write(topics.rawEvents(), event)));
+    /** An accepted turn, keyed by its thread id, for the gateway that owns the thread's partition. */
+    public CompletableFuture<Void> turnRequest(TurnRequestRecord request) {
+        return send(new ProducerRecord<>(topics.turnRequests(), request.threadId(),
+                format.write(topics.turnRequests(), request)));
     }
 
     public CompletableFuture<Void> control(ControlMessage message) {
