@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
@@ -73,33 +74,35 @@ final class TurnResumer implements AutoCloseable {
     TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
                           TurnRegistry.ActiveTurn active) throws IOException {
         long since = request.requestedAt() - CLOCK_SKEW.toMillis();
-        List<io.turnstream.model.StreamPayload> events = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> record : readKey(topics.rawEvents(), request.runId(), since)) {
-            events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload());
-        }
-        TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps, events);
-        if (progress.awaiting() != null && progress.endedStatus() == null) {
-            for (ConsumerRecord<String, byte[]> record : readKey(topics.toolResults(), request.turnId(), since)) {
-                ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
-                if (result.callId() != null) {
-                    active.result(result.callId()).complete(result);
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(consumerProperties)) {
+            List<StreamPayload> events = new ArrayList<>();
+            for (ConsumerRecord<String, byte[]> record : readKey(consumer, topics.rawEvents(), request.runId(), since)) {
+                events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload());
+            }
+            TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps, events);
+            if (progress.awaiting() != null && progress.endedStatus() == null) {
+                for (ConsumerRecord<String, byte[]> record : readKey(consumer, topics.toolResults(), request.turnId(),
+                        since)) {
+                    ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
+                    if (result.callId() != null) {
+                        active.result(result.callId()).complete(result);
+                    }
                 }
             }
+            return progress;
         }
-        return progress;
     }
 
-    private List<ConsumerRecord<String, byte[]>> readKey(String topic, String key, long since) {
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(consumerProperties)) {
-            int partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).size();
-            TopicPartition partition = new TopicPartition(topic,
-                    Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions);
-            OffsetAndTimestamp first = consumer.offsetsForTimes(Map.of(partition, Math.max(0, since))).get(partition);
-            if (first == null) {
-                return List.of();
-            }
-            return readToEnd(consumer, partition, first.offset(), key::equals);
+    private List<ConsumerRecord<String, byte[]>> readKey(KafkaConsumer<String, byte[]> consumer, String topic,
+                                                         String key, long since) {
+        int partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).size();
+        TopicPartition partition = new TopicPartition(topic,
+                Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions);
+        OffsetAndTimestamp first = consumer.offsetsForTimes(Map.of(partition, Math.max(0, since))).get(partition);
+        if (first == null) {
+            return List.of();
         }
+        return readToEnd(consumer, partition, first.offset(), key::equals);
     }
 
     /** Every record of a partition from {@code from} to its end, whose key passes {@code keys}. */
