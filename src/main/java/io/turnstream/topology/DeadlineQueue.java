@@ -12,7 +12,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
 /**
  * Wall-clock deadlines in a store keyed by due time, so the punctuator reads only what is due with
  * one range scan: the work of a tick is proportional to the deadlines due, not to the items held.
- * Keys are (due time, big-endian) + kind + target, which sort by due time.
+ * Keys are (due time, big-endian) + kind + target, which sort by due time. The kind is stored as
+ * its ordinal: new kinds go at the end.
  */
 final class DeadlineQueue {
 
@@ -22,7 +23,9 @@ final class DeadlineQueue {
         /** A turn's idle watchdog: close it with TURN_TIMEOUT. */
         IDLE,
         /** A closed turn's marker expires. */
-        FORGET
+        FORGET,
+        /** An item has text not yet sent on {@code llm.item-appends}. */
+        APPEND
     }
 
     /** A due deadline: its time, what kind, and the state key it concerns. */

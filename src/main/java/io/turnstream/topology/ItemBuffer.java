@@ -49,6 +49,30 @@ final class ItemBuffer {
         return content.toString();
     }
 
+    /**
+     * The content after {@code from}, up to its end, and where it ends. A trailing high surrogate
+     * (an emoji whose second half has not arrived) is left for the next read, so the text returned is
+     * always whole code points. Reads only the chunks from {@code from} on.
+     */
+    Tail tail(long handle, Cursor from) {
+        StringBuilder text = new StringBuilder();
+        int lastChunk = from.chunk();
+        int lastChunkLength = from.chars();
+        try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, from.chunk()), chunkKey(handle, Integer.MAX_VALUE))) {
+            for (int chunk = from.chunk(); it.hasNext(); chunk++) {
+                String value = decode(it.next().value);
+                text.append(value, chunk == from.chunk() ? Math.min(from.chars(), value.length()) : 0, value.length());
+                lastChunk = chunk;
+                lastChunkLength = value.length();
+            }
+        }
+        if (text.length() > 0 && Character.isHighSurrogate(text.charAt(text.length() - 1))) {
+            text.setLength(text.length() - 1);
+            lastChunkLength--;
+        }
+        return new Tail(text.toString(), new Cursor(lastChunk, lastChunkLength));
+    }
+
     long codePoints(long handle) {
         return stats(handle).codePoints;
     }
@@ -118,6 +142,15 @@ final class ItemBuffer {
             return new String(value, 1, value.length - 1, StandardCharsets.UTF_8);
         }
         return ByteBuffer.wrap(value, 1, value.length - 1).slice().asCharBuffer().toString();
+    }
+
+    /** A position in an item's content: a chunk number and the UTF-16 chars of that chunk before it. */
+    record Cursor(int chunk, int chars) {
+        static final Cursor START = new Cursor(0, 0);
+    }
+
+    /** Text read after a cursor, and the cursor at its end. */
+    record Tail(String text, Cursor end) {
     }
 
     /** Chunk count and code points of one item; a surrogate pair split across two deltas counts once. */

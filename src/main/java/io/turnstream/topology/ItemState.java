@@ -27,6 +27,13 @@ final class ItemState {
     long emittedCodePoints;
     /** When the batch timer is due, or 0 when no timer is armed. */
     long timerDueMs;
+    /** Code points already sent on {@code llm.item-appends}: the offset of the next append. */
+    long appendedCodePoints;
+    /** Where the sent text ends in the item's chunks (see {@link ItemBuffer.Cursor}). */
+    int appendedChunk;
+    int appendedChars;
+    /** When the next append is due (the next punctuation), or 0 when the item has nothing unsent. */
+    long appendDueMs;
 
     /** Messages and reasoning stream ({@code created}, {@code updated}); other items emit once when done. */
     boolean streams() {

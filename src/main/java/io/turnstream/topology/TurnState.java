@@ -17,6 +17,8 @@ final class TurnState {
     String providerId;
     /** The last {@code seq} emitted for this turn; the next record gets {@code seq + 1}. */
     long seq;
+    /** The last {@code seq} on {@code llm.item-appends}, a sequence of its own. */
+    long appendSeq;
     long idleDueMs;
     boolean closed;
     long forgetAtMs;

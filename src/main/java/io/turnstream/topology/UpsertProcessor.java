@@ -61,6 +61,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private ItemBuffer buffer;
     private DeadlineQueue deadlines;
     private UpsertEmitter emitter;
+    private ItemAppends appends;
     private DeadLetters deadLetters;
     private Sensor deadLetterCounter;
     /**
@@ -84,6 +85,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         this.buffer = new ItemBuffer(chunks);
         this.deadlines = new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE));
         this.emitter = new UpsertEmitter(context, config);
+        this.appends = new ItemAppends(context, config, deadlines, buffer);
         deadLetterCounter = context.metrics().addRateTotalSensor(
                 "turnstream", context.taskId().toString(), "dead-letter", Sensor.RecordingLevel.INFO);
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
@@ -193,8 +195,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         item.toolName = start.name();
         item.callId = start.callId();
         String initial = ItemTypes.FUNCTION_CALL.equals(start.itemType()) ? Json.asText(start.arguments()) : start.initialContent();
-        if (initial != null) {
+        if (initial != null && !initial.isEmpty()) {
             buffer.append(item.handle, initial);
+            appends.textAdded(key, item);
         }
         if (item.emitsWhileStreaming() && buffer.codePoints(item.handle) > 0) {
             emitStreaming(turn, item, UIUpsert.CREATED);
@@ -218,6 +221,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         if (!item.emitsWhileStreaming()) {
             return null;
         }
+        boolean appendArmed = appends.textAdded(key, item);
         long tokens = GradientBatcher.estimateTokens(buffer.codePoints(item.handle));
         if (!item.createdEmitted()) {
             emitStreaming(turn, item, UIUpsert.CREATED);
@@ -227,6 +231,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             item.timerDueMs = now() + config.batchTimeoutMs();
             deadlines.schedule(item.timerDueMs, Kind.BATCH, key);
         } else {
+            if (appendArmed) {
+                items.put(key, item);
+            }
             return null;
         }
         items.put(key, item);
@@ -252,6 +259,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                     item.origin = finalItem.origin();
                 }
                 emitter.emit(turn, itemUpsert(turn, item, UIUpsert.COMPLETED, content));
+                appends.sendRest(key, turn, item, content);
             }
         }
         finishItem(turn, item);
@@ -319,6 +327,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 emitter.emit(turn, ItemTypes.FUNCTION_CALL.equals(item.itemType)
                         ? toolCallUpsert(turn, item, UIUpsert.COMPLETED, content, firstNonNull(item.callId, item.itemId))
                         : itemUpsert(turn, item, UIUpsert.COMPLETED, content));
+                appends.sendRest(itemKey(turn.runId, item.itemId), turn, item, content);
             }
             finishItem(turn, item);
         }
@@ -341,6 +350,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         if (item.timerDueMs != 0) {
             deadlines.cancel(item.timerDueMs, Kind.BATCH, key);
         }
+        appends.disarm(key, item);
         items.delete(key);
         lastActivity.remove(key);
         turn.finishedItems.add(item.itemId);
@@ -378,6 +388,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 case BATCH -> onBatchTimeout(deadline, nowMs);
                 case IDLE -> onIdleTimeout(deadline, nowMs);
                 case FORGET -> onForget(deadline);
+                case APPEND -> onAppendDue(deadline);
             }
         }
     }
@@ -400,6 +411,17 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             }
         }
         items.put(deadline.target(), item);
+    }
+
+    private void onAppendDue(Deadline deadline) {
+        ItemState item = items.get(deadline.target());
+        if (item == null || item.appendDueMs != deadline.dueMs()) {
+            return;
+        }
+        TurnState turn = turns.get(runIdOf(deadline.target()));
+        appends.sendPending(turn, item);
+        items.put(deadline.target(), item);
+        turns.put(turn.runId, turn);
     }
 
     private void onIdleTimeout(Deadline deadline, long nowMs) {

@@ -7,7 +7,7 @@ import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * The upsert topology: one source, one processor with four persistent stores, four sinks. Node and
+ * The upsert topology: one source, one processor with four persistent stores, five sinks. Node and
  * store names are declared here and nowhere else; the committed description in {@code topology/}
  * is generated from {@link #build(TopologyConfig)}.
  */
@@ -19,6 +19,7 @@ public final class UpsertTopology {
     public static final String ITEM_STATE_SINK = "item-state";
     public static final String TOOL_CALLS_SINK = "tool-calls";
     public static final String DEAD_LETTER_SINK = "dead-letters";
+    public static final String ITEM_APPENDS_SINK = "item-appends";
 
     /** Turn metadata by run id: ids, provider, last seq, idle deadline, finished items. */
     public static final String TURNS_STORE = "turns";
@@ -46,6 +47,8 @@ public final class UpsertTopology {
         topology.addSink(ITEM_STATE_SINK, config.topics().itemState(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
         topology.addSink(TOOL_CALLS_SINK, config.topics().toolCalls(), Serdes.String().serializer(),
+                Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
+        topology.addSink(ITEM_APPENDS_SINK, config.topics().itemAppends(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
         topology.addSink(DEAD_LETTER_SINK, config.topics().deadLetters(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);

@@ -2,6 +2,7 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The seed's TC-12 on a real broker: the topology runs as {@code turnstream topology} in a child JVM
  * and is killed with SIGKILL mid-turn (no shutdown hook, no commit), then restarted on the same
  * state directory and, after a second kill, on an empty one. A read_committed client still sees
- * every upsert exactly once.
+ * every upsert exactly once, and every append once with contiguous offsets.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class CrashRecoveryTest {
@@ -33,6 +34,7 @@ class CrashRecoveryTest {
     private static TestCluster cluster;
     private static RawEventProducer gateway;
     private static UpsertLog upserts;
+    private static AppendLog appends;
     private static Path config;
 
     @BeforeAll
@@ -42,6 +44,7 @@ class CrashRecoveryTest {
                 Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000"));
         gateway = cluster.gateway();
         upserts = cluster.upserts();
+        appends = new AppendLog(cluster.bootstrapServers());
         config = Files.writeString(dir.resolve("topology.properties"), String.join("\n",
                 "commit.interval.ms=100",
                 "session.timeout.ms=6000",
@@ -52,11 +55,12 @@ class CrashRecoveryTest {
 
     @AfterAll
     static void stopBroker() {
+        appends.close();
         cluster.close();
     }
 
     @Test
-    void killedMidTurnAndRestartedOnTheSameThenOnAFreshStateDirSeesEveryUpsertOnce() throws IOException {
+    void killedMidTurnAndRestartedOnTheSameThenOnAFreshStateDirSeesEveryUpsertAndAppendOnce() throws IOException {
         TurnScript script = TurnScript.longMessage("turn-crash", 150);
         String turnId = script.turnId();
         int third = script.size() / 3;
@@ -80,6 +84,10 @@ class CrashRecoveryTest {
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TIMEOUT);
 
         UpsertLog.assertExactlyOnceAndComplete(turn, script, TurnScript.messageId(turnId));
+        String message = script.expectedContent(TurnScript.messageId(turnId));
+        List<ItemAppend> turnAppends = appends.awaitText(turnId, TurnScript.messageId(turnId),
+                message.codePointCount(0, message.length()), TIMEOUT);
+        AppendLog.assertExactlyOnceAndContiguous(turnAppends, script, TurnScript.messageId(turnId));
         assertThat(freshStateDir.terminate()).as("exit code after SIGTERM").isEqualTo(143);
         assertThat(freshStateDir.stderr()).contains("topology stopped");
     }

@@ -31,6 +31,12 @@ final class Events {
         return new StreamPayload.ItemDelta(itemId, text);
     }
 
+    /** An item_delta as raw JSON, its text already escaped: a JSON producer may escape each half of a surrogate pair alone. */
+    static String rawDelta(String runId, String itemId, String escapedText) {
+        return "{\"event_id\":\"e\",\"timestamp\":0,\"run_id\":\"" + runId + "\",\"type\":\"item_delta\","
+                + "\"payload\":{\"type\":\"item_delta\",\"item_id\":\"" + itemId + "\",\"delta_content\":\"" + escapedText + "\"}}";
+    }
+
     static StreamPayload.ItemDone done(String itemId) {
         return new StreamPayload.ItemDone(itemId, null);
     }

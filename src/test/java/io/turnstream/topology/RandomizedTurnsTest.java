@@ -8,6 +8,7 @@ import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
@@ -35,22 +36,7 @@ class RandomizedTurnsTest {
         try (TopologyHarness topology = new TopologyHarness()) {
             Map<String, String> expectedContent = new HashMap<>();
             List<String> userItems = new ArrayList<>();
-            List<Runnable> turnScripts = new ArrayList<>();
-            int turns = 1 + random.nextInt(4);
-            List<List<Runnable>> steps = new ArrayList<>();
-            for (int t = 0; t < turns; t++) {
-                steps.add(scriptTurn(topology, random, "run-" + t, "turn-" + t, expectedContent, userItems));
-            }
-            // Interleave the turns' steps at random, each turn's own steps staying in order.
-            while (steps.stream().anyMatch(s -> !s.isEmpty())) {
-                List<Runnable> turnSteps = steps.get(random.nextInt(steps.size()));
-                if (!turnSteps.isEmpty()) {
-                    turnSteps.remove(0).run();
-                    if (random.nextInt(10) == 0) {
-                        topology.advanceWallClock(Duration.ofMillis(random.nextInt(1_500)));
-                    }
-                }
-            }
+            playRandomTurns(topology, random, expectedContent, userItems);
 
             List<UpsertEnvelope> envelopes = topology.upserts();
             assertSeqContiguousPerTurn(envelopes);
@@ -70,6 +56,68 @@ class RandomizedTurnsTest {
             });
             userItems.forEach(key -> assertThat(byItem.get(key)).as("held user message %s", key).hasSize(1));
             assertThat(topology.deadLetters()).isEmpty();
+        }
+    }
+
+    /**
+     * A client following the README's rule on both topics, reading them in a random interleaving
+     * (each topic in its own order), ends with every streamed item's final content and never shows
+     * text that is not a prefix of it. The appends alone are contiguous and rebuild each item's text.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+    void appendsWithUpsertsRebuildTheFinalContent(long seed) {
+        Random random = new Random(seed);
+        try (TopologyHarness topology = new TopologyHarness()) {
+            Map<String, String> expectedContent = new HashMap<>();
+            List<String> userItems = new ArrayList<>();
+            playRandomTurns(topology, random, expectedContent, userItems);
+            List<UpsertEnvelope> upserts = topology.upserts();
+            List<ItemAppend> appends = topology.appends();
+
+            assertAppendSeqContiguousPerTurn(appends);
+            Map<String, StringBuilder> appended = new HashMap<>();
+            for (ItemAppend append : appends) {
+                StringBuilder text = appended.computeIfAbsent(append.turnId() + "/" + append.itemId(), k -> new StringBuilder());
+                assertThat(append.offset()).as("offset of %s", append).isEqualTo(text.codePointCount(0, text.length()));
+                text.append(append.text());
+            }
+            userItems.forEach(key -> assertThat(appended).as("appends of held %s", key).doesNotContainKey(key));
+            appended.forEach((key, text) -> assertThat(text.toString()).as("appends of %s", key)
+                    .isEqualTo(expectedContent.get(key)));
+
+            LiveTextClient client = new LiveTextClient();
+            int u = 0;
+            int a = 0;
+            while (u < upserts.size() || a < appends.size()) {
+                if (a == appends.size() || (u < upserts.size() && random.nextBoolean())) {
+                    client.accept(upserts.get(u++));
+                } else {
+                    client.accept(appends.get(a++));
+                }
+                client.shown().forEach((key, text) -> assertThat(expectedContent.get(key)).as("shown of %s", key)
+                        .startsWith(text));
+            }
+            assertThat(client.shown()).isEqualTo(expectedContent);
+        }
+    }
+
+    private static void playRandomTurns(TopologyHarness topology, Random random, Map<String, String> expectedContent,
+                                        List<String> userItems) {
+        int turns = 1 + random.nextInt(4);
+        List<List<Runnable>> steps = new ArrayList<>();
+        for (int t = 0; t < turns; t++) {
+            steps.add(scriptTurn(topology, random, "run-" + t, "turn-" + t, expectedContent, userItems));
+        }
+        // Interleave the turns' steps at random, each turn's own steps staying in order.
+        while (steps.stream().anyMatch(s -> !s.isEmpty())) {
+            List<Runnable> turnSteps = steps.get(random.nextInt(steps.size()));
+            if (!turnSteps.isEmpty()) {
+                turnSteps.remove(0).run();
+                if (random.nextInt(10) == 0) {
+                    topology.advanceWallClock(Duration.ofMillis(random.nextInt(1_500)));
+                }
+            }
         }
     }
 
@@ -138,6 +186,15 @@ class RandomizedTurnsTest {
             long expected = lastSeq.getOrDefault(envelope.turnId(), 0L) + 1;
             assertThat(envelope.seq()).as("seq of %s", envelope.turnId()).isEqualTo(expected);
             lastSeq.put(envelope.turnId(), envelope.seq());
+        }
+    }
+
+    private static void assertAppendSeqContiguousPerTurn(List<ItemAppend> appends) {
+        Map<String, Long> lastSeq = new HashMap<>();
+        for (ItemAppend append : appends) {
+            assertThat(append.seq()).as("append seq of %s", append.turnId())
+                    .isEqualTo(lastSeq.getOrDefault(append.turnId(), 0L) + 1);
+            lastSeq.put(append.turnId(), append.seq());
         }
     }
 

@@ -1,6 +1,7 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.DeadLetterHeaders;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -46,6 +47,7 @@ final class TopologyHarness implements AutoCloseable {
     private final TestOutputTopic<String, byte[]> itemState;
     private final TestOutputTopic<String, byte[]> toolCalls;
     private final TestOutputTopic<String, byte[]> deadLetters;
+    private final TestOutputTopic<String, byte[]> itemAppends;
     private final Map<String, UpsertEnvelope> latestItemState = new java.util.LinkedHashMap<>();
 
     TopologyHarness() {
@@ -68,6 +70,7 @@ final class TopologyHarness implements AutoCloseable {
         itemState = output(config.topics().itemState());
         toolCalls = output(config.topics().toolCalls());
         deadLetters = output(config.topics().deadLetters());
+        itemAppends = output(config.topics().itemAppends());
     }
 
     private TestOutputTopic<String, byte[]> output(String topic) {
@@ -96,6 +99,17 @@ final class TopologyHarness implements AutoCloseable {
     /** The payloads emitted since the last call, one line each, in the form {@link #describe} gives. */
     List<String> emitted() {
         return upserts().stream().map(e -> describe(e.payload())).toList();
+    }
+
+    /** Every record emitted on llm.item-appends since the last call. */
+    List<ItemAppend> appends() {
+        return itemAppends.readRecordsToList().stream().map(r -> {
+            ItemAppend append = Json.fromString(new String(r.value(), StandardCharsets.UTF_8), ItemAppend.class);
+            if (!append.turnId().equals(r.key())) {
+                throw new AssertionError("append keyed " + r.key() + " for turn " + append.turnId());
+            }
+            return append;
+        }).toList();
     }
 
     /** The latest envelope per key on the compacted llm.item-state topic, as a consumer would see after compaction. */

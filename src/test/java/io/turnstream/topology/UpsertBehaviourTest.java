@@ -121,8 +121,8 @@ class UpsertBehaviourTest {
         topology.send("run-1", responseStart("turn-1", "anthropic"));
         topology.send("run-1", itemStart("msg", "message"));
         // A JSON producer escapes each half of the pair on its own.
-        topology.sendRaw("run-1", rawDelta("msg", "go \\ud83d"));
-        topology.sendRaw("run-1", rawDelta("msg", "\\ude80!"));
+        topology.sendRaw("run-1", Events.rawDelta("run-1", "msg", "go \\ud83d"));
+        topology.sendRaw("run-1", Events.rawDelta("run-1", "msg", "\\ude80!"));
         topology.send("run-1", done("msg"));
 
         List<UIUpsert> upserts = itemUpserts(topology.upserts());
@@ -262,11 +262,6 @@ class UpsertBehaviourTest {
                 changelogBytes, (double) changelogBytes / contentBytes, contentBytes, perStore);
         assertThat(changelogBytes).isLessThan(3 * contentBytes);
         assertThat(itemUpserts(topology.upserts())).last().extracting(UIUpsert::content).isEqualTo(content.toString());
-    }
-
-    private static String rawDelta(String itemId, String escapedText) {
-        return "{\"event_id\":\"e\",\"timestamp\":0,\"run_id\":\"run-1\",\"type\":\"item_delta\","
-                + "\"payload\":{\"type\":\"item_delta\",\"item_id\":\"" + itemId + "\",\"delta_content\":\"" + escapedText + "\"}}";
     }
 
     private static List<UIUpsert> itemUpserts(List<UpsertEnvelope> envelopes) {
