@@ -7,6 +7,8 @@ import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.StringJoiner;
 import java.util.UUID;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -40,6 +42,24 @@ final class UpsertEmitter {
     void publish(ToolCall call) {
         byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
         context.forward(new Record<>(call.turnId(), bytes, call.requestedAt()), UpsertTopology.TOOL_CALLS_SINK);
+    }
+
+    /**
+     * The {@code llm.item-state} keys of a closed turn, as one deadline target: its items' and its
+     * lifecycle's, newline-separated (ids hold no newline: they are keys of JSON records).
+     */
+    static String itemStateKeys(String turnId, Collection<String> itemIds) {
+        StringJoiner keys = new StringJoiner("\n");
+        itemIds.forEach(itemId -> keys.add(turnId + "/" + itemId));
+        return keys.add(turnId + "/turn").toString();
+    }
+
+    /** Deletes every key of {@link #itemStateKeys} from the compacted {@code llm.item-state}. */
+    void tombstones(String itemStateKeys) {
+        long now = context.currentSystemTimeMs();
+        for (String key : itemStateKeys.split("\n")) {
+            context.forward(new Record<>(key, (byte[]) null, now), UpsertTopology.ITEM_STATE_SINK);
+        }
     }
 
     /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle. */
