@@ -146,6 +146,7 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("                       -d '{\"prompt\": \"What does notes/next-launch.md say?\"}'");
             out.println("  Its upserts (SSE): curl -N " + url + "/v1/turns/TURN_ID/events");
             out.println("  Its snapshot:      curl -s " + url + "/v1/turns/TURN_ID");
+            out.println("  Metrics:           curl -s " + url + "/metrics/prometheus");
             out.println("Upserts of every turn are printed below as they arrive.");
             out.println();
             out.flush();

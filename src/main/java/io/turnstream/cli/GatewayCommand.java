@@ -42,7 +42,7 @@ public final class GatewayCommand implements Callable<Integer> {
         }
         Topics topics = settings.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
-                topics.upserts(), topics.itemState(), topics.turnRequests()));
+                topics.upserts(), topics.itemState(), topics.toolDefinitions(), topics.turnRequests()));
         Gateway gateway;
         try {
             gateway = Gateway.start(settings);

@@ -19,6 +19,7 @@ import io.turnstream.model.OutputItem;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -48,7 +49,7 @@ final class AgentLoop implements Runnable {
     /** Everything a turn needs to know, resolved and validated. */
     record Turn(String turnId, String threadId, String runId, Providers.Resolved provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
-                List<ToolDefinition> tools, int maxSteps) {
+                List<ToolDefinition> tools, int maxSteps, TraceContext trace) {
     }
 
     /** Status of a turn that goes on in another gateway. */
@@ -97,6 +98,7 @@ final class AgentLoop implements Runnable {
     @Override
     public void run() {
         MDC.put("turnId", turn.turnId());
+        MDC.put("traceId", turn.trace().traceId());
         long started = System.nanoTime();
         String status = StepOutcome.Status.ERROR.wire();
         try {
@@ -119,6 +121,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
                     (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
             MDC.remove("turnId");
+            MDC.remove("traceId");
         }
     }
 
@@ -321,7 +324,7 @@ final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
-        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), payload);
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
                 metrics.increment(Counter.PUBLISH_FAILURES);

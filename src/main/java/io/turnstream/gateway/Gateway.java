@@ -1,8 +1,8 @@
 package io.turnstream.gateway;
 
-import io.turnstream.gateway.provider.BuiltInTools;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -13,8 +13,11 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Failures;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -49,6 +52,9 @@ public final class Gateway implements AutoCloseable {
     /** How long an accepted turn may take to reach {@code llm.turn-requests} before the caller hears 503. */
     private static final long ACCEPT_TIMEOUT_MS = 30_000;
 
+    /** How long a starting gateway waits to read the published tool definitions. */
+    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
@@ -63,35 +69,44 @@ public final class Gateway implements AutoCloseable {
     private final ProviderClient client;
     private final GatewayProducer producer;
     private final TurnInbox inbox;
+    private final ToolCatalog tools;
     private final TurnViews views;
     private final TurnResumer resumer;
     private final TurnOwnership ownership;
     private final GatewayServer server;
+    private final ServiceMetrics serviceMetrics;
+    private final boolean ownsMetrics;
 
-    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
+    private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                    ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        this.ownsMetrics = shared == null;
+        this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
+        metrics.bindTo(serviceMetrics.registry());
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         this.client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
+        producer.bindTo(serviceMetrics);
         this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
-        TurnOwnership startedOwnership = null;
+        ToolCatalog startedTools = null;
         try {
+            startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(serviceMetrics::serve);
             routes.addAll(extraRoutes);
             this.server = GatewayServer.start(config.host(), config.port(), routes);
-            startedOwnership = new TurnOwnership(settings.kafkaProperties(), topics, wire,
-                    OwnershipConfig.from(settings), resumer, this::runTurn);
         } catch (RuntimeException e) {
-            if (startedOwnership != null) {
-                startedOwnership.close();
+            if (startedTools != null) {
+                startedTools.close();
             }
             if (startedViews != null) {
                 startedViews.close();
@@ -102,11 +117,16 @@ public final class Gateway implements AutoCloseable {
             resumer.close();
             producer.close();
             watchdog.close();
+            closeOwnMetrics();
             throw e;
         }
         this.inbox = startedInbox;
         this.views = startedViews;
-        this.ownership = startedOwnership;
+        this.tools = startedTools;
+        awaitPublishedTools();
+        // last: from here on, this gateway takes turns from Kafka
+        this.ownership = new TurnOwnership(settings.kafkaProperties(), topics, wire, OwnershipConfig.from(settings),
+                resumer, this::runTurn);
         LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
     }
 
@@ -117,12 +137,23 @@ public final class Gateway implements AutoCloseable {
 
     /** @param extraRoutes more routes for the same HTTP server */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes) {
-        return new Gateway(settings, endpoints, extraRoutes);
+        return new Gateway(settings, endpoints, extraRoutes, null);
     }
 
-    /** Starts a turn without a tenant; see {@link #startTurn(TurnRequest, String)}. */
+    /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
+    public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
+                                ServiceMetrics shared) {
+        return new Gateway(settings, endpoints, extraRoutes, shared);
+    }
+
+    /** Starts a turn in a fresh trace, without a tenant; see {@link #startTurn(TurnRequest, TraceContext, String)}. */
     public TurnStatus startTurn(TurnRequest request) {
-        return startTurn(request, null);
+        return startTurn(request, TraceContext.fresh(), null);
+    }
+
+    /** Starts a turn without a tenant; see {@link #startTurn(TurnRequest, TraceContext, String)}. */
+    public TurnStatus startTurn(TurnRequest request, TraceContext trace) {
+        return startTurn(request, trace, null);
     }
 
     /**
@@ -130,9 +161,10 @@ public final class Gateway implements AutoCloseable {
      * it; the gateway that owns the thread's partition runs it (maybe this one). Invalid requests
      * throw {@link ApiError}.
      *
+     * @param trace the trace context every record of the turn carries
      * @param tenantId the tenant the caller was resolved to, or null
      */
-    public TurnStatus startTurn(TurnRequest request, String tenantId) {
+    public TurnStatus startTurn(TurnRequest request, TraceContext trace, String tenantId) {
         providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
@@ -144,7 +176,7 @@ public final class Gateway implements AutoCloseable {
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
         try {
             producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, System.currentTimeMillis(),
-                    request.toJson())).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    request.toJson()), trace).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiError(503, "the gateway is shutting down");
@@ -160,7 +192,7 @@ public final class Gateway implements AutoCloseable {
      * Runs a turn of a partition this gateway owns: from the start, or, resumed, from what Kafka
      * holds of it. Called on the ownership thread; the turn runs on its own.
      */
-    private void runTurn(TurnRequestRecord record, List<TurnRequestRecord> steps, boolean resume,
+    private void runTurn(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                          OwnedPartition partition, long offset) {
         AgentLoop.Turn turn;
         try {
@@ -168,8 +200,8 @@ public final class Gateway implements AutoCloseable {
             Providers.Resolved provider = providers.resolve(request.provider(), request.model());
             turn = new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
                     request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                    request.conversation(), request.prompt(), request.tools() != null ? request.tools() : BuiltInTools.ALL,
-                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps());
+                    request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
+                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
         } catch (RuntimeException e) {
             LOG.error("turn {} cannot run here and is skipped: {}", record.turnId(), e.getMessage());
             partition.alreadyFinished(offset);
@@ -190,7 +222,7 @@ public final class Gateway implements AutoCloseable {
                         if (resume) {
                             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
                         }
-                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record), client, metrics,
+                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
                                 config).run();
                     }
                 } catch (IOException | RuntimeException e) {
@@ -228,6 +260,30 @@ public final class Gateway implements AutoCloseable {
             throw new ApiError(503, "the cancel could not be sent (Kafka is unavailable); try again");
         }
         return CancelOutcome.CANCELLING;
+    }
+
+    /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */
+    public List<ToolDefinition> offeredTools() {
+        return tools.offered();
+    }
+
+    private List<ToolDefinition> toolsToOffer() {
+        List<ToolDefinition> offered = tools.offered();
+        if (offered.isEmpty()) {
+            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
+        }
+        return offered;
+    }
+
+    /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
+    private void awaitPublishedTools() {
+        try {
+            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public Optional<TurnStatus> status(String turnId) {
@@ -281,10 +337,18 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         inbox.close();
+        tools.close();
         views.close();
         resumer.close();
         producer.close();
         providers.close();
         watchdog.close();
+        closeOwnMetrics();
+    }
+
+    private void closeOwnMetrics() {
+        if (ownsMetrics) {
+            serviceMetrics.close();
+        }
     }
 }

@@ -4,6 +4,8 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -38,10 +40,20 @@ public final class GatewayProducer implements AutoCloseable {
         this.format = format;
     }
 
-    /** An accepted turn, keyed by its thread id, for the gateway that owns the thread's partition. */
-    public CompletableFuture<Void> turnRequest(TurnRequestRecord request) {
-        return send(new ProducerRecord<>(topics.turnRequests(), request.threadId(),
-                format.write(topics.turnRequests(), request)));
+    /** Exports the producer's client metrics; they go when the producer closes. */
+    void bindTo(ServiceMetrics metrics) {
+        metrics.bind(producer);
+    }
+
+    /**
+     * An accepted turn, keyed by its thread id, for the gateway that owns the thread's partition;
+     * the request's trace context goes along in the headers.
+     */
+    public CompletableFuture<Void> turnRequest(TurnRequestRecord request, TraceContext trace) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(), request.threadId(),
+                format.write(topics.turnRequests(), request));
+        trace.addTo(record.headers());
+        return send(record);
     }
 
     public CompletableFuture<Void> control(ControlMessage message) {

@@ -6,6 +6,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
@@ -77,20 +78,25 @@ final class OwnedPartition implements AutoCloseable {
     }
 
     /** The writer of one turn of this partition. */
-    TurnPublisher publisherFor(TurnRequestRecord request) {
+    TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {
         return new TurnPublisher() {
             @Override
-            public CompletableFuture<Void> rawEvent(String runId, StreamPayload payload) {
-                StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), runId,
-                        payload);
-                return send(new ProducerRecord<>(topics.rawEvents(), runId, format.write(topics.rawEvents(), event)));
+            public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
+                StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), System.currentTimeMillis(),
+                        trace.toJson(), runId, payload.type(), payload);
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
+                        format.write(topics.rawEvents(), event));
+                trace.addTo(record.headers());
+                return send(record);
             }
 
             @Override
             public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
-                TurnRequestRecord record = request.stepDone(step, checkpoint);
-                return send(new ProducerRecord<>(topics.turnRequests(), partition.partition(), request.threadId(),
-                        format.write(topics.turnRequests(), record)));
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
+                        partition.partition(), request.threadId(),
+                        format.write(topics.turnRequests(), request.stepDone(step, checkpoint)));
+                trace.addTo(record.headers());
+                return send(record);
             }
         };
     }

@@ -4,6 +4,7 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.util.List;
@@ -28,6 +29,10 @@ final class TurnInbox implements AutoCloseable {
     private final TurnRegistry registry;
     private final GatewayMetrics metrics;
     private final TopicReader reader;
+
+    void bindTo(ServiceMetrics serviceMetrics) {
+        reader.bindTo(serviceMetrics);
+    }
 
     TurnInbox(Properties kafkaProperties, Topics topics, WireFormat format, TurnRegistry registry,
               GatewayMetrics metrics) {

@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,8 +54,8 @@ final class TurnOwnership implements AutoCloseable {
          * Starts the turn of the request at {@code offset}; with {@code resume}, from what Kafka
          * holds of it (its step records are {@code steps}).
          */
-        void run(TurnRequestRecord request, List<TurnRequestRecord> steps, boolean resume, OwnedPartition partition,
-                 long offset);
+        void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
+                 OwnedPartition partition, long offset);
     }
 
     private final Properties kafkaProperties;
@@ -114,8 +115,14 @@ final class TurnOwnership implements AutoCloseable {
         TurnRequestRecord request = read(record);
         // step records on a partition this gateway owns are its own checkpoints
         if (partition != null && request != null && request.startsTurn()) {
-            turns.run(request, List.of(), false, partition, record.offset());
+            turns.run(request, traceOf(record), List.of(), false, partition, record.offset());
         }
+    }
+
+    /** The trace of the HTTP request that accepted the turn, carried in the record's headers. */
+    private static TraceContext traceOf(ConsumerRecord<String, byte[]> record) {
+        TraceContext trace = TraceContext.fromHeaders(record.headers());
+        return trace != null ? trace : TraceContext.fresh();
     }
 
     private TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
@@ -164,7 +171,7 @@ final class TurnOwnership implements AutoCloseable {
     /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
     private void catchUp(TopicPartition partition, OwnedPartition owner) {
         long from = consumer.position(partition);
-        Map<Long, TurnRequestRecord> requests = new LinkedHashMap<>();
+        Map<Long, ConsumerRecord<String, byte[]>> requests = new LinkedHashMap<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
         long next = from;
         for (ConsumerRecord<String, byte[]> record : resumer.readToEnd(partition, from, key -> true)) {
@@ -174,15 +181,17 @@ final class TurnOwnership implements AutoCloseable {
                 continue;
             }
             if (read.startsTurn()) {
-                requests.put(record.offset(), read);
+                requests.put(record.offset(), record);
             } else {
                 steps.computeIfAbsent(read.turnId(), id -> new ArrayList<>()).add(read);
             }
         }
         consumer.seek(partition, next);
         LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
-        requests.forEach((offset, request) ->
-                turns.run(request, steps.getOrDefault(request.turnId(), List.of()), true, owner, offset));
+        requests.forEach((offset, record) -> {
+            TurnRequestRecord request = read(record);
+            turns.run(request, traceOf(record), steps.getOrDefault(request.turnId(), List.of()), true, owner, offset);
+        });
     }
 
     /**

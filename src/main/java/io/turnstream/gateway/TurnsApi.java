@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.model.Json;
+import io.turnstream.runtime.TraceContext;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -30,7 +31,10 @@ final class TurnsApi implements GatewayServer.Routes {
     }
 
     private void start(Context ctx) {
-        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()));
+        TraceContext trace = TraceContext.fromHttp(ctx::header);
+        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()), trace);
+        // the turn's trace, also when the request brought none and a fresh one was started
+        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
         Map<String, String> body = new LinkedHashMap<>();
         body.put("turnId", turn.turnId());
         body.put("threadId", turn.threadId());

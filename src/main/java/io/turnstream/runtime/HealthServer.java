@@ -9,6 +9,7 @@ import java.util.function.Supplier;
  * Liveness and readiness over HTTP for a long-running service: {@code GET /health} answers 200 when
  * the service is ready to do its work and 503 otherwise; {@code GET /health/live} answers 503 only
  * when the service is dead and should be restarted. The body is the service's status as JSON.
+ * {@code GET /metrics/prometheus} serves the service's metrics (see {@link ServiceMetrics}).
  */
 public final class HealthServer implements AutoCloseable {
 
@@ -23,7 +24,7 @@ public final class HealthServer implements AutoCloseable {
     }
 
     /** Starts serving on all interfaces; {@code port} 0 picks a free one (see {@link #port()}). */
-    public static HealthServer start(int port, Supplier<Status> status) {
+    public static HealthServer start(int port, Supplier<Status> status, ServiceMetrics metrics) {
         Javalin server = Javalin.create(config -> {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
@@ -36,6 +37,7 @@ public final class HealthServer implements AutoCloseable {
                 Status now = status.get();
                 ctx.status(now.live() ? 200 : 503).contentType("application/json").result(body(now));
             });
+            metrics.serve(config.routes);
         });
         try {
             server.start();

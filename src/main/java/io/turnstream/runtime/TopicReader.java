@@ -81,6 +81,11 @@ public final class TopicReader implements AutoCloseable {
         this.thread.start();
     }
 
+    /** Exports the reader's consumer metrics. */
+    public void bindTo(ServiceMetrics metrics) {
+        metrics.bind(consumer);
+    }
+
     /** Completes once everything that was in the topics when this reader was made has been handled. */
     public CompletableFuture<Void> caughtUp() {
         return caughtUp;

@@ -114,7 +114,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 deadLetters.send(record, turn.closed ? "response_start for a turn that already closed" : "duplicate response_start");
                 return;
             }
-            startTurn(runId, start);
+            startTurn(runId, start, event, record);
             return;
         }
         if (turn == null) {
@@ -159,8 +159,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         throw new IllegalStateException("unhandled payload " + payload.type());
     }
 
-    private void startTurn(String runId, ResponseStart start) {
+    private void startTurn(String runId, ResponseStart start, StreamEvent event, Record<String, byte[]> record) {
         TurnState turn = new TurnState();
+        TurnTrace.remember(turn, event, record.headers());
         turn.runId = runId;
         turn.turnId = start.turnId();
         turn.threadId = start.threadId();
@@ -277,7 +278,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         String callId = firstNonNull(item.callId, item.itemId);
         UIUpsert upsert = toolCallUpsert(turn, item, UIUpsert.COMPLETED, arguments, callId);
         emitter.emit(turn, upsert);
-        emitter.publish(new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
+        emitter.publish(turn, new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
                 upsert.toolArguments(), now()));
     }
 

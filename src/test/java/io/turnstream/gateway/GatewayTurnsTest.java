@@ -25,6 +25,8 @@ import io.turnstream.model.Topics;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.tools.PublishedTools;
+import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,6 +64,8 @@ class GatewayTurnsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
+        // the stub executor below runs the installed tools: publish them as a real executor does
+        PublishedTools.publish(broker.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
         provider = SimulatedAnthropicServer.start(0, GatewayTurnsTest::script, 0);
         Properties settings = new Properties();
         settings.put("bootstrap.servers", broker.bootstrapServers());

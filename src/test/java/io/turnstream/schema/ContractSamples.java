@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.PublishedTool;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
@@ -155,6 +156,13 @@ final class ContractSamples {
                         + "\"toolCalls\":[],\"finishReason\":\"stop\"}")));
     }
 
+
+    static List<PublishedTool> publishedTools() {
+        return List.of(new PublishedTool("read_file", "Reads a file of the workspace.", Json.MAPPER.createObjectNode()
+                .put("type", "object").set("properties", Json.MAPPER.createObjectNode().set("path",
+                        Json.MAPPER.createObjectNode().put("type", "string"))), true, "executor-1", T));
+    }
+
     /** Every sample of every topic value type. */
     static List<Object> all() {
         List<Object> all = new ArrayList<>();
@@ -165,6 +173,7 @@ final class ContractSamples {
         all.addAll(controlMessages());
         all.addAll(itemAppends());
         all.addAll(turnRequests());
+        all.addAll(publishedTools());
         return all;
     }
 }
