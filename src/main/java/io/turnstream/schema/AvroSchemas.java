@@ -58,8 +58,8 @@ public final class AvroSchemas {
         files.put(ToolResult.class, "ToolResult.avsc");
         files.put(ControlMessage.class, "ControlMessage.avsc");
         files.put(ItemAppend.class, "ItemAppend.avsc");
-        files.put(TurnRequestRecord.class, "TurnRequestRecord.avsc");
         files.put(PublishedTool.class, "PublishedTool.avsc");
+        files.put(TurnRequestRecord.class, "TurnRequestRecord.avsc");
         return Collections.unmodifiableMap(files);
     }
 
