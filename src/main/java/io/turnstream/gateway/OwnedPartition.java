@@ -187,7 +187,10 @@ final class OwnedPartition implements AutoCloseable {
                 return;
             }
             beginIfNeeded();
-            producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset)), group);
+            // offsets move only when a turn finishes; without them a commit cannot fail on a rebalance
+            if (offset != committedOffset) {
+                producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset)), group);
+            }
             producer.commitTransaction();
             inTransaction = false;
             committedOffset = offset;

@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -140,12 +139,14 @@ final class TurnOwnership implements AutoCloseable {
             TopicPartition partition = entry.getKey();
             try {
                 entry.getValue().commit(consumer.position(partition), consumer.groupMetadata());
-            } catch (ProducerFencedException | InvalidProducerEpochException | CommitFailedException
-                     | FencedInstanceIdException fenced) {
+            } catch (ProducerFencedException | InvalidProducerEpochException | FencedInstanceIdException fenced) {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
             } catch (KafkaException e) {
-                LOG.error("cannot commit the turns of {}; taking the partition over again from Kafka", partition, e);
+                // for instance a commit during a rebalance (CommitFailedException): the partition is
+                // still ours, but what was sent since the last commit is aborted
+                LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,
+                        e.getMessage());
                 stopTurns(owned.remove(partition));
                 OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
                 if (committed != null) {

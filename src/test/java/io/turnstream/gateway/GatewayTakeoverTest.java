@@ -86,8 +86,8 @@ class GatewayTakeoverTest {
     private static CommittedReader deadLetters;
     private static Path gatewayConfig;
     private static final HttpClient http = HttpClient.newHttpClient();
-    /** Call ids each tool ran for, in order: a call run twice shows up twice. */
-    private static final List<String> toolRuns = new CopyOnWriteArrayList<>();
+    /** Call ids the tools ran for, per turn, in order: a call run twice shows up twice. */
+    private static final Map<String, List<String>> toolRuns = new ConcurrentHashMap<>();
     /** Model calls per prompt, so a step called again after a takeover streams faster. */
     private static final Map<String, AtomicInteger> modelCalls = new ConcurrentHashMap<>();
     private static volatile CompletableFuture<Void> heldToolRelease = new CompletableFuture<>();
@@ -143,10 +143,12 @@ class GatewayTakeoverTest {
 
     @BeforeEach
     void startTwoGateways() {
-        toolRuns.clear();
         heldToolRelease = new CompletableFuture<>();
         gateways.add(startGateway("gateway-a"));
         gateways.add(startGateway("gateway-b"));
+        // both in the group with their share of the partitions: no rebalance during the turn
+        gateways.forEach(gateway -> await().atMost(TIMEOUT)
+                .until(() -> gateway.process().stderr().contains("owning " + Topics.DEFAULTS.turnRequests())));
     }
 
     @AfterEach
@@ -197,7 +199,7 @@ class GatewayTakeoverTest {
             throws Exception {
         Started turn = startTurn(gateways.get(0), "hold the note while the gateway dies");
         Gateway owner = awaitOwner(turn);
-        await().atMost(TIMEOUT).until(() -> toolRuns.size() == 1);
+        await().atMost(TIMEOUT).until(() -> toolRunsOf(turn).size() == 1);
 
         long killedAt = System.nanoTime();
         owner.process().kill();
@@ -242,7 +244,7 @@ class GatewayTakeoverTest {
         assertThat(events.get(events.size() - 1)).isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
                 done -> assertThat(done.status()).isEqualTo("aborted"));
         assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
-        assertThat(toolRuns).isEmpty();
+        assertThat(toolRunsOf(turn)).isEmpty();
     }
 
     // ---- what every finished turn must show ----
@@ -257,7 +259,7 @@ class GatewayTakeoverTest {
         List<String> callIds = events.stream()
                 .filter(p -> p instanceof StreamPayload.ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type()))
                 .map(p -> ((StreamPayload.ItemDone) p).finalItem().callId()).toList();
-        assertThat(toolRuns).as("tool runs").containsExactlyInAnyOrderElementsOf(callIds);
+        assertThat(toolRunsOf(turn)).as("tool runs").containsExactlyInAnyOrderElementsOf(callIds);
         assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
         assertFinalContentIsTheStreamedText(events);
         List<String> messages = events.stream()
@@ -326,6 +328,10 @@ class GatewayTakeoverTest {
     }
 
     /** Deltas of the agent's messages: the model is past its thinking and streams text. */
+    private static List<String> toolRunsOf(Started turn) {
+        return toolRuns.getOrDefault(turn.turnId(), List.of());
+    }
+
     private static long textDeltasOf(List<StreamPayload> events) {
         Set<String> messages = events.stream()
                 .filter(p -> p instanceof StreamPayload.ItemStart start && ItemTypes.MESSAGE.equals(start.itemType()))
@@ -365,7 +371,7 @@ class GatewayTakeoverTest {
 
         @Override
         public JsonNode execute(JsonNode arguments, ToolContext context) throws Exception {
-            toolRuns.add(context.callId());
+            toolRuns.computeIfAbsent(context.turnId(), id -> new CopyOnWriteArrayList<>()).add(context.callId());
             if (holds) {
                 heldToolRelease.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             }
