@@ -110,7 +110,7 @@ public final class Demo implements AutoCloseable {
         base.setProperty("bootstrap.servers", broker.bootstrapServers());
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
-        // one registry for the three services, served by the gateway on /metrics/prometheus
+        // one registry for the three services, served on the gateway's management port as /metrics/prometheus
         ServiceMetrics metrics = ServiceMetrics.create("demo", settings);
         started.push(metrics);
         step("creating the topics");
@@ -171,6 +171,11 @@ public final class Demo implements AutoCloseable {
 
     public String gatewayUrl() {
         return gateway.baseUrl();
+    }
+
+    /** Where the gateway serves health and metrics, apart from its API. */
+    public String managementUrl() {
+        return "http://127.0.0.1:" + gateway.managementPort();
     }
 
     /** The embedded broker, for clients of the demo's topics. */

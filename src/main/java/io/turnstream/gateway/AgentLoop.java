@@ -49,7 +49,8 @@ final class AgentLoop implements Runnable {
     /** Everything a turn needs to know, resolved and validated. */
     record Turn(String turnId, String threadId, String runId, Providers.Resolved provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
-                List<ToolDefinition> tools, int maxSteps, TraceContext trace) {
+                List<ToolDefinition> tools, int maxSteps, TraceContext trace,
+                String tenantId) {
     }
 
     /** Status of a turn that goes on in another gateway. */
@@ -133,7 +134,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
                     turn.threadId(), turn.provider().name(), model, turn.maxSteps());
             publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
-                    turn.provider().name(), System.currentTimeMillis()));
+                    turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
         }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());

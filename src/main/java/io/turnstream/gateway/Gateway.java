@@ -2,6 +2,9 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.security.RequestGuard;
+import io.turnstream.gateway.security.TenantLimits;
+import io.turnstream.gateway.security.TurnOwnership;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
@@ -13,15 +16,19 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Failures;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -49,11 +56,10 @@ public final class Gateway implements AutoCloseable {
         FINISHED
     }
 
-    /** How long an accepted turn may take to reach {@code llm.turn-requests} before the caller hears 503. */
-    private static final long ACCEPT_TIMEOUT_MS = 30_000;
-
     /** How long a starting gateway waits to read the published tool definitions. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+    /** How long an accepted turn may take to reach {@code llm.turn-requests} before the caller hears 503. */
+    private static final long ACCEPT_TIMEOUT_MS = 30_000;
 
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
@@ -71,15 +77,22 @@ public final class Gateway implements AutoCloseable {
     private final TurnInbox inbox;
     private final ToolCatalog tools;
     private final TurnViews views;
-    private final TurnResumer resumer;
     private final TurnOwnership ownership;
+    private final TenantLimits tenantLimits;
+    /** Tenant permits of turns accepted here, by turn id, until the turn ends (here or on another gateway). */
+    private final Map<String, TenantLimits.Permit> permits = new ConcurrentHashMap<>();
+    private final TurnResumer resumer;
+    private final PartitionOwnership partitions;
     private final GatewayServer server;
+    private final HealthServer management;
     private final ServiceMetrics serviceMetrics;
     private final boolean ownsMetrics;
 
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
                     ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        config.security().requireSafeToListenOn(config.host());
+        this.tenantLimits = TenantLimits.of(config.security());
         this.ownsMetrics = shared == null;
         this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
         metrics.bindTo(serviceMetrics.registry());
@@ -92,19 +105,26 @@ public final class Gateway implements AutoCloseable {
         this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
         try {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
+            this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
-            routes.add(serviceMetrics::serve);
             routes.addAll(extraRoutes);
-            this.server = GatewayServer.start(config.host(), config.port(), routes);
+            startedServer = GatewayServer.start(config.host(), config.port(),
+                    new RequestGuard(config.security(), ownership), routes);
+            this.management = HealthServer.start(config.managementHost(), config.managementPort(), this::health,
+                    serviceMetrics, Map.of("/metrics", metrics::snapshot));
         } catch (RuntimeException e) {
+            if (startedServer != null) {
+                startedServer.close();
+            }
             if (startedTools != null) {
                 startedTools.close();
             }
@@ -120,14 +140,33 @@ public final class Gateway implements AutoCloseable {
             closeOwnMetrics();
             throw e;
         }
+        this.server = startedServer;
         this.inbox = startedInbox;
         this.views = startedViews;
         this.tools = startedTools;
         awaitPublishedTools();
         // last: from here on, this gateway takes turns from Kafka
-        this.ownership = new TurnOwnership(settings.kafkaProperties(), topics, wire, OwnershipConfig.from(settings),
-                resumer, this::runTurn);
-        LOG.info("gateway listening on {}; default provider {}", server.baseUrl(), providers.defaultProvider());
+        this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
+                OwnershipConfig.from(settings), resumer, this::runTurn);
+        LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
+                config.security().keys());
+    }
+
+    /** Ready while the gateway's Kafka readers and its producer are; it is never dead in a way a restart would fix. */
+    private HealthServer.Status health() {
+        Map<String, Object> kafka = new LinkedHashMap<>();
+        kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
+        kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
+        kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
+        kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
+        boolean ready = !kafka.containsValue("DOWN");
+        return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
+    }
+
+    /** A turn's tenant from its lifecycle events, which every gateway reads. */
+    private static java.util.function.Function<String, Optional<TurnOwnership.Owner>> ownerInKafka(TurnViews views) {
+        return turnId -> views.snapshot(turnId, null)
+                .map(snapshot -> new TurnOwnership.Owner(snapshot.turn() == null ? null : snapshot.turn().tenantId()));
     }
 
     /** With provider keys and URLs from the environment. */
@@ -140,36 +179,39 @@ public final class Gateway implements AutoCloseable {
         return new Gateway(settings, endpoints, extraRoutes, null);
     }
 
+    /** Starts a turn of no tenant (the gateway without keys) in a fresh trace. */
+    public TurnStatus startTurn(TurnRequest request) {
+        return startTurn(request, null, TraceContext.fresh());
+    }
+
     /** As {@link #start(Settings, ProviderEndpoints, List)}, with its meters in the caller's registry (closed by the caller). */
     public static Gateway start(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
                                 ServiceMetrics shared) {
         return new Gateway(settings, endpoints, extraRoutes, shared);
     }
 
-    /** Starts a turn in a fresh trace, without a tenant; see {@link #startTurn(TurnRequest, TraceContext, String)}. */
-    public TurnStatus startTurn(TurnRequest request) {
-        return startTurn(request, TraceContext.fresh(), null);
-    }
-
-    /** Starts a turn without a tenant; see {@link #startTurn(TurnRequest, TraceContext, String)}. */
-    public TurnStatus startTurn(TurnRequest request, TraceContext trace) {
-        return startTurn(request, trace, null);
-    }
-
     /**
      * Accepts a turn: validates it, puts it on {@code llm.turn-requests} and returns once Kafka has
-     * it; the gateway that owns the thread's partition runs it (maybe this one). Invalid requests
-     * throw {@link ApiError}.
+     * it; the gateway that owns the thread's partition runs it (maybe this one). Invalid requests,
+     * and turns over the gateway's or the tenant's limits, throw {@link ApiError}.
      *
+     * @param tenantId the caller's tenant; null when the gateway runs without keys
      * @param trace the trace context every record of the turn carries
-     * @param tenantId the tenant the caller was resolved to, or null
      */
-    public TurnStatus startTurn(TurnRequest request, TraceContext trace, String tenantId) {
+    public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
         providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + config.maxConcurrentTurns()
                     + " turns; try again when one finishes");
+        }
+        releaseEndedPermits();
+        TenantLimits.Permit permit;
+        try {
+            permit = tenantLimits.acquire(tenantId);
+        } catch (ApiError overLimit) {
+            metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
+            throw overLimit;
         }
         String turnId = "turn-" + UUID.randomUUID();
         String runId = "run-" + UUID.randomUUID();
@@ -179,13 +221,29 @@ public final class Gateway implements AutoCloseable {
                     request.toJson()), trace).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            permit.release();
             throw new ApiError(503, "the gateway is shutting down");
         } catch (ExecutionException | TimeoutException e) {
+            permit.release();
             LOG.error("cannot put turn {} on the turn requests topic: {}", turnId, Failures.describe(e));
             throw new ApiError(503, "the turn could not be queued (Kafka is unavailable); try again");
         }
+        permits.put(turnId, permit);
+        ownership.accepted(turnId, tenantId);
         metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
         return new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
+    }
+
+    /** Permits of turns accepted here that ended, here or, as Kafka shows, on another gateway. */
+    private void releaseEndedPermits() {
+        permits.forEach((turnId, permit) -> {
+            boolean ended = registry.status(turnId).map(status -> !TurnStatus.RUNNING.equals(status.status()))
+                    .orElseGet(() -> views.snapshot(turnId, null)
+                            .map(snapshot -> !TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
+            if (ended && permits.remove(turnId, permit)) {
+                permit.release();
+            }
+        });
     }
 
     /**
@@ -201,7 +259,7 @@ public final class Gateway implements AutoCloseable {
             turn = new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
                     request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
                     request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
-                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace);
+                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId());
         } catch (RuntimeException e) {
             LOG.error("turn {} cannot run here and is skipped: {}", record.turnId(), e.getMessage());
             partition.alreadyFinished(offset);
@@ -222,8 +280,8 @@ public final class Gateway implements AutoCloseable {
                         if (resume) {
                             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
                         }
-                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
-                                config).run();
+                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client,
+                                metrics, config).run();
                     }
                 } catch (IOException | RuntimeException e) {
                     LOG.error("cannot resume turn {}; leaving it to the partition's next owner", turn.turnId(), e);
@@ -231,6 +289,10 @@ public final class Gateway implements AutoCloseable {
                     registry.release(turn.turnId());
                 } finally {
                     partition.stopped(offset, turn.turnId(), active.handover.isDone());
+                    TenantLimits.Permit permit = active.handover.isDone() ? null : permits.remove(turn.turnId());
+                    if (permit != null) {
+                        permit.release();
+                    }
                 }
             });
         } catch (RejectedExecutionException shuttingDown) {
@@ -316,6 +378,11 @@ public final class Gateway implements AutoCloseable {
         return server.port();
     }
 
+    /** The port of {@code /health}, {@code /health/live} and {@code /metrics}. */
+    public int managementPort() {
+        return management.port();
+    }
+
     public String baseUrl() {
         return server.baseUrl();
     }
@@ -327,7 +394,8 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         server.close();
-        ownership.close();
+        management.close();
+        partitions.close();
         turns.shutdown();
         try {
             if (!turns.awaitTermination(30, TimeUnit.SECONDS)) {

@@ -26,6 +26,8 @@ public final class GatewayProducer implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
     private final Topics topics;
     private final WireFormat format;
+    /** Whether the latest send that finished failed: the producer cannot reach the cluster (or is closed). */
+    private volatile boolean lastSendFailed;
 
     public GatewayProducer(Properties kafkaProperties, Topics topics, WireFormat format) {
         Properties props = new Properties();
@@ -64,6 +66,7 @@ public final class GatewayProducer implements AutoCloseable {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         try {
             producer.send(record, (metadata, error) -> {
+                lastSendFailed = error != null;
                 if (error != null) {
                     sent.completeExceptionally(error);
                 } else {
@@ -71,9 +74,15 @@ public final class GatewayProducer implements AutoCloseable {
                 }
             });
         } catch (RuntimeException e) {
+            lastSendFailed = true;
             sent.completeExceptionally(e);
         }
         return sent;
+    }
+
+    /** False when the latest send failed; a later successful send makes it healthy again. */
+    public boolean healthy() {
+        return !lastSendFailed;
     }
 
     @Override

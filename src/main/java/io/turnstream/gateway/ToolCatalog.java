@@ -60,6 +60,10 @@ final class ToolCatalog implements AutoCloseable {
         tools.put(record.key(), new ToolDefinition(tool.name(), tool.description(), tool.inputSchema()));
     }
 
+    boolean healthy() {
+        return reader.healthy();
+    }
+
     @Override
     public void close() {
         reader.close();

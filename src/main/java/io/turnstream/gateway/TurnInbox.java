@@ -30,10 +30,6 @@ final class TurnInbox implements AutoCloseable {
     private final GatewayMetrics metrics;
     private final TopicReader reader;
 
-    void bindTo(ServiceMetrics serviceMetrics) {
-        reader.bindTo(serviceMetrics);
-    }
-
     TurnInbox(Properties kafkaProperties, Topics topics, WireFormat format, TurnRegistry registry,
               GatewayMetrics metrics) {
         this.topics = topics;
@@ -42,6 +38,11 @@ final class TurnInbox implements AutoCloseable {
         this.metrics = metrics;
         this.reader = new TopicReader("turnstream-gateway-inbox", kafkaProperties,
                 List.of(topics.toolResults(), topics.control()), TopicReader.Start.END, this::dispatch);
+    }
+
+    /** Exports the reader's consumer metrics. */
+    void bindTo(ServiceMetrics serviceMetrics) {
+        reader.bindTo(serviceMetrics);
     }
 
     private void dispatch(ConsumerRecord<String, byte[]> record) {
@@ -70,6 +71,10 @@ final class TurnInbox implements AutoCloseable {
             LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(),
                     record.offset(), e.getMessage());
         }
+    }
+
+    boolean healthy() {
+        return reader.healthy();
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.turnstream.runtime;
 import io.javalin.config.RoutesConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -89,7 +90,7 @@ public final class ServiceMetrics implements AutoCloseable {
         return new KafkaMetricsBridge(registry, prefix);
     }
 
-    private <T extends io.micrometer.core.instrument.binder.MeterBinder & AutoCloseable> AutoCloseable track(T binder) {
+    private <T extends MeterBinder & AutoCloseable> AutoCloseable track(T binder) {
         binder.bindTo(registry);
         binders.add(binder);
         return () -> {

@@ -292,7 +292,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 return;
             }
             call = new ToolCall(call.callId(), record.key(), call.threadId(), call.runId(), call.itemId(), call.toolName(),
-                    call.arguments(), call.requestedAt());
+                    call.arguments(), call.requestedAt(), call.tenantId());
         }
         MDC.put("turnId", call.turnId());
         try {

@@ -15,6 +15,8 @@ final class TurnState {
     String threadId;
     String modelId;
     String providerId;
+    /** From {@code response_start}; carried on turn events and tool calls. Null for a turn of no tenant. */
+    String tenantId;
     /** The W3C trace context of the turn, copied to the headers of what it emits (see {@link TurnTrace}); null without one. */
     String traceparent;
     String tracestate;

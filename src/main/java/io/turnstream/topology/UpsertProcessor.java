@@ -167,11 +167,12 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         turn.threadId = start.threadId();
         turn.modelId = start.modelId();
         turn.providerId = start.providerId();
+        turn.tenantId = start.tenantId();
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
         lastActivity.put(runId, now());
         emitter.emit(turn, new UITurnEvent(UITurnEvent.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
-                turn.providerId, null, null, null));
+                turn.providerId, null, null, null, turn.tenantId));
         turns.put(runId, turn);
     }
 
@@ -279,7 +280,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         UIUpsert upsert = toolCallUpsert(turn, item, UIUpsert.COMPLETED, arguments, callId);
         emitter.emit(turn, upsert);
         emitter.publish(turn, new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
-                upsert.toolArguments(), now()));
+                upsert.toolArguments(), now(), turn.tenantId));
     }
 
     private void completeToolOutput(TurnState turn, ItemState item, OutputItem finalItem) {
@@ -382,7 +383,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
 
     private static UITurnEvent turnEvent(String type, TurnState turn, String status, UITurnEvent.Usage usage, ErrorInfo error) {
         return new UITurnEvent(type, turn.turnId, turn.threadId, null, null, status, usage,
-                error == null ? null : ErrorInfo.of(error.code(), error.message()));
+                error == null ? null : ErrorInfo.of(error.code(), error.message()), turn.tenantId);
     }
 
     private void onWallClock(long nowMs) {

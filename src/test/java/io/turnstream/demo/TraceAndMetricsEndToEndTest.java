@@ -99,7 +99,7 @@ class TraceAndMetricsEndToEndTest {
 
     @Test
     void theServicesMetersMoveOnTheScrape() throws Exception {
-        PrometheusScrape before = PrometheusScrape.of(demo.gatewayUrl());
+        PrometheusScrape before = PrometheusScrape.of(demo.managementUrl());
         double turnsBefore = before.sum("turnstream_gateway_turns_started_total", Map.of("service", "demo"));
         double toolCallsBefore = before.sum("turnstream_tool_executor_calls_total", Map.of("tool", "read_file"));
 
@@ -107,7 +107,7 @@ class TraceAndMetricsEndToEndTest {
         awaitTurnEnd(turnId);
 
         Awaitility.await().atMost(TIMEOUT).untilAsserted(() -> {
-            PrometheusScrape after = PrometheusScrape.of(demo.gatewayUrl());
+            PrometheusScrape after = PrometheusScrape.of(demo.managementUrl());
             assertThat(after.sum("turnstream_gateway_turns_started_total")).isEqualTo(turnsBefore + 1);
             assertThat(after.sum("turnstream_tool_executor_calls_total", Map.of("tool", "read_file")))
                     .isEqualTo(toolCallsBefore + 1);

@@ -286,8 +286,10 @@ class GatewayTurnsTest {
     }
 
     @Test
-    void metricsAreServedAsJson() throws Exception {
-        HttpResponse<String> metrics = get("/metrics");
+    void metricsAreServedAsJsonOnTheManagementPort() throws Exception {
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + gateway.managementPort() + "/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
 
         assertThat(metrics.statusCode()).isEqualTo(200);
         JsonNode counters = Json.fromString(metrics.body(), JsonNode.class);

@@ -38,6 +38,7 @@ final class ContractSamples {
         return List.of(
                 new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", "agent-7", "claude-x", "anthropic", T),
                 new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", null, "gpt-x", "openai", T),
+                new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", null, "gpt-x", "openai", T, "tenant-a"),
                 new StreamPayload.ItemStart("item-1", "message", "Hello", null, null, null, "agent"),
                 new StreamPayload.ItemStart("call-item", "function_call", null, "get_weather",
                         json("{\"city\":\"Paris\",\"days\":[1,2]}"), "call-1", null),
@@ -97,7 +98,7 @@ final class ContractSamples {
 
     static UITurnEvent turnCompleted(String turnId) {
         return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-x", "anthropic", "complete",
-                new UITurnEvent.Usage(10, 20, 30), null);
+                new UITurnEvent.Usage(10, 20, 30), null, "tenant-a");
     }
 
     static UITurnEvent turnError(String turnId) {
@@ -128,7 +129,9 @@ final class ContractSamples {
         return List.of(
                 new ToolCall("call-1", "turn-1", "thread-1", "run-1", "call-item", "get_weather",
                         json("{\"city\":\"Paris\",\"nested\":{\"a\":[1,2,3]}}"), T),
-                new ToolCall("call-2", "turn-1", "thread-1", "run-1", "call-item-2", "echo", TextNode.valueOf("raw text"), T));
+                new ToolCall("call-2", "turn-1", "thread-1", "run-1", "call-item-2", "echo", TextNode.valueOf("raw text"), T),
+                new ToolCall("call-3", "turn-1", "thread-1", "run-1", "call-item-3", "read_file",
+                        json("{\"path\":\"README.md\"}"), T, "tenant-a"));
     }
 
     static List<ToolResult> toolResults() {

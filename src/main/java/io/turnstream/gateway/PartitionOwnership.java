@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * transaction is committed with the offset of the earliest unfinished request, which the next
  * owner reads from. All of it runs on one thread, the consumer's.
  */
-final class TurnOwnership implements AutoCloseable {
+final class PartitionOwnership implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(TurnOwnership.class);
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
     /** A rebalance waits this long at most for turns to reach a step boundary: other partitions wait with it. */
     private static final Duration REBALANCE_HANDOVER = Duration.ofSeconds(5);
 
@@ -68,7 +68,7 @@ final class TurnOwnership implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
 
-    TurnOwnership(Properties kafkaProperties, Topics topics, WireFormat format, OwnershipConfig config,
+    PartitionOwnership(Properties kafkaProperties, Topics topics, WireFormat format, OwnershipConfig config,
                   TurnResumer resumer, Turns turns) {
         this.kafkaProperties = kafkaProperties;
         this.topics = topics;
