@@ -284,11 +284,12 @@ class GatewayTakeoverTest {
 
     private static Gateway startGateway(String name) {
         int port = TurnstreamProcess.freePort();
+        int managementPort = TurnstreamProcess.freePort();
         TurnstreamProcess process = TurnstreamProcess.start(name,
                 Map.of("ANTHROPIC_BASE_URL", provider.baseUrl(), "ANTHROPIC_API_KEY", "test-key"),
                 "gateway", "--bootstrap-servers", cluster.bootstrapServers(), "--port", String.valueOf(port),
-                "--config", gatewayConfig.toString());
-        process.awaitHealthy(port);
+                "--management-port", String.valueOf(managementPort), "--config", gatewayConfig.toString());
+        process.awaitHealthy(managementPort);
         return new Gateway(process, port);
     }
 

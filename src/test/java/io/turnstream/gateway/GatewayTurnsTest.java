@@ -281,6 +281,7 @@ class GatewayTurnsTest {
                 "provider 'anthropic' is not configured: set ANTHROPIC_API_KEY");
         assertRefused(post("/v1/turns", "{\"prompt\": \"a\", \"tools\": [{\"name\": \"bad name\"}]}"), 400,
                 "tools[0].name must be 1 to 64 letters");
+        assertRefused(post("/v1/turns/turn-nope/cancel", ""), 404, "no turn turn-nope on this gateway");
         assertRefused(get("/v1/turns/turn-nope"), 404, "no turn turn-nope on this gateway");
         assertRefused(get("/v2/nothing"), 404, "no route GET /v2/nothing");
     }
