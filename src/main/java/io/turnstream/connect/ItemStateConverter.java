@@ -2,6 +2,7 @@ package io.turnstream.connect;
 
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
@@ -146,6 +147,15 @@ public final class ItemStateConverter implements Converter {
             ErrorInfo error = turn.error();
             if (error != null) {
                 row.put("error_code", error.code()).put("error_message", error.message());
+            }
+        } else if (envelope.payload() instanceof UIStatus status) {
+            row.put("item_id", status.stateKey())
+                    .put("thread_id", status.threadId())
+                    .put("status", status.status())
+                    .put("tool_name", status.toolName())
+                    .put("call_id", status.callId());
+            if (status.error() != null) {
+                row.put("error_code", status.error().code()).put("error_message", status.error().message());
             }
         }
         row.validate();

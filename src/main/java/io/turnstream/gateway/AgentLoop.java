@@ -17,11 +17,14 @@ import io.turnstream.model.ItemTypes;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,6 +78,7 @@ final class AgentLoop implements Runnable {
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
+    private final TurnStatusReporter status = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
     private String model;
     private long promptTokens;
@@ -154,8 +158,13 @@ final class AgentLoop implements Runnable {
             addUsage(outcome.usage());
             ensurePublishing();
             switch (outcome.status()) {
-                case ABORTED -> throw aborted();
+                case ABORTED -> {
+                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(), abortedCall());
+                    throw aborted();
+                }
                 case ERROR -> {
+                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(),
+                            new UnansweredCall(ToolStatus.ABORTED, outcome.error(), "aborted: the model call failed"));
                     publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
                     return StepOutcome.Status.ERROR.wire();
                 }
@@ -177,13 +186,14 @@ final class AgentLoop implements Runnable {
     }
 
     private String done(String finishReason) {
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason,
+                model));
         return StepOutcome.Status.COMPLETE.wire();
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null, model));
         return new TurnEnded(StepOutcome.Status.ABORTED.wire());
     }
 
@@ -217,6 +227,7 @@ final class AgentLoop implements Runnable {
             ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
                     config.maxTokens(), config.thinkingBudget());
             metrics.increment(Counter.MODEL_CALLS);
+            status.callStarting(attempt);
             StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
                     active.cancel);
             if (outcome.status() != StepOutcome.Status.ERROR) {
@@ -225,6 +236,7 @@ final class AgentLoop implements Runnable {
             metrics.increment(Counter.PROVIDER_ERRORS);
             if (ErrorCodes.STREAM_STALLED.equals(outcome.error().code())) {
                 metrics.increment(Counter.STALLS);
+                status.stalled(outcome.error());
             }
             LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, attempt, model, outcome.error().code(),
                     outcome.error().message());
@@ -235,6 +247,7 @@ final class AgentLoop implements Runnable {
             if (outcome.overloaded() && fallback != null && !fallback.equals(model)) {
                 LOG.warn("model {} is overloaded; falling back to {} for the rest of the turn", model, fallback);
                 metrics.increment(Counter.FALLBACKS);
+                status.fallback(model, fallback, outcome.error());
                 model = fallback;
                 continue;
             }
@@ -249,6 +262,7 @@ final class AgentLoop implements Runnable {
                 return outcome;
             }
             metrics.increment(Counter.RETRIES);
+            status.retrying(attempt + 1, delay, outcome.error());
             LOG.warn("retrying step {} in {} ms (retry {} of {})", step, delay.toMillis(), attempt,
                     config.retry().maxAttempts() - 1);
             if (active.cancel.sleep(delay)) {
@@ -259,7 +273,9 @@ final class AgentLoop implements Runnable {
 
     /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
-     * arrives; returns them in call order for the next request.
+     * arrives, and each call's lifecycle (pending, running when the executor says it started,
+     * completed or error); returns them in call order for the next request. A call that will get no
+     * result (cancel, timeout) still gets its output, saying why.
      *
      * @param published outputs a previous gateway of the turn already published, by call id
      */
@@ -268,10 +284,14 @@ final class AgentLoop implements Runnable {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
         calls.stream().filter(call -> !published.containsKey(call.callId()))
                 .forEach(call -> pending.put(call, active.result(call.callId())));
+        pending.keySet().forEach(status::toolPending);
+        Map<String, Long> startedAt = new HashMap<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
+            pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
+                    .forEach(call -> waitingFor.add(active.started(call.callId())));
             waitingFor.add(active.cancel.future());
             waitingFor.add(active.handover);
             try {
@@ -279,17 +299,22 @@ final class AgentLoop implements Runnable {
                         .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 ToolCallRequest late = pending.keySet().iterator().next();
-                publish(new StreamPayload.ResponseError(turn.runId(), ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT,
-                        "no result for tool call " + late.callId() + " (" + late.name() + ") within "
-                                + config.toolResultTimeout().toSeconds() + " s; is the tool executor running?")));
+                ErrorInfo timeout = ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT, "no result for tool call "
+                        + late.callId() + " (" + late.name() + ") within " + config.toolResultTimeout().toSeconds()
+                        + " s; is the tool executor running?");
+                endUnanswered(step, calls, pending.keySet(), startedAt, new UnansweredCall(ToolStatus.ERROR, timeout,
+                        "timed out: no result within " + config.toolResultTimeout().toSeconds() + " s"));
+                publish(new StreamPayload.ResponseError(turn.runId(), timeout));
                 throw new TurnEnded(StepOutcome.Status.ERROR.wire());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
                 throw aborted();
             } catch (ExecutionException impossible) {
                 throw new IllegalStateException(impossible);
             }
             if (active.cancel.isCancelled()) {
+                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
                 throw aborted();
             }
             if (active.handover.isDone()) {
@@ -297,16 +322,44 @@ final class AgentLoop implements Runnable {
             }
             for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();
+                ToolCallRequest call = entry.getKey();
                 if (entry.getValue().isDone()) {
                     it.remove();
-                    ToolCallRequest call = entry.getKey();
-                    outputs.put(call.callId(), publishOutput(step, calls.indexOf(call), call, entry.getValue().join()));
+                    ToolResult result = entry.getValue().join();
+                    outputs.put(call.callId(), publishOutput(step, calls.indexOf(call), call, result));
+                    status.toolFinished(call, result);
+                } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
+                    long at = active.started(call.callId()).join();
+                    startedAt.put(call.callId(), at);
+                    status.toolRunning(call, at);
                 }
             }
         }
         List<Conversation.ToolOutput> ordered = new ArrayList<>();
         calls.forEach(call -> ordered.add(outputs.get(call.callId())));
         return new Conversation.ToolOutputs(ordered);
+    }
+
+    /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */
+    private record UnansweredCall(String status, ErrorInfo error, String output) {
+    }
+
+    private UnansweredCall abortedCall() {
+        String reason = active.cancel.reason();
+        return new UnansweredCall(ToolStatus.ABORTED, ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, reason == null ? "cancelled" : reason),
+                "aborted" + (reason == null ? "" : ": " + reason));
+    }
+
+    /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
+    private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
+                               Map<String, Long> startedAt, UnansweredCall why) {
+        long now = System.currentTimeMillis();
+        for (ToolCallRequest call : List.copyOf(unanswered)) {
+            Long started = startedAt.get(call.callId());
+            publishOutput(step, calls.indexOf(call), call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
+                    TextNode.valueOf(why.output()), why.error(), started == null ? 0 : started, now));
+            status.toolEnded(call, why.status(), started, why.error());
+        }
     }
 
     private Conversation.ToolOutput publishOutput(int step, int index, ToolCallRequest call, ToolResult result) {

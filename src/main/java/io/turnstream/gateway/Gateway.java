@@ -360,6 +360,14 @@ public final class Gateway implements AutoCloseable {
         return views.snapshot(turnId, registry.status(turnId).orElse(null));
     }
 
+    /**
+     * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
+     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     */
+    public TurnOwnership turnOwnership() {
+        return ownership;
+    }
+
     /** The views of turns this gateway serves, for in-process clients and tests. */
     public TurnViews views() {
         return views;

@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What Kafka tells the gateway's running turns: tool results ({@code llm.tool-results}) and cancel
- * commands ({@code llm.control}). Every gateway instance must see the results of its own turns,
+ * What Kafka tells the gateway's running turns: tool results ({@code llm.tool-results}), cancel
+ * commands and the tool executor's start markers ({@code llm.control}). Every gateway instance must see the results of its own turns,
  * wherever their partition is, so this consumer is assigned every partition of both topics (no
  * consumer group) and starts at their end: a gateway only waits for results of calls its running
  * turns made. New partitions are picked up periodically.
@@ -64,6 +64,8 @@ final class TurnInbox implements AutoCloseable {
                 }
                 if (ControlMessage.CANCEL.equals(command.type()) && registry.cancel(turnId, command.reason())) {
                     LOG.info("turn {} cancelled through {}: {}", turnId, topics.control(), command.reason());
+                } else if (ControlMessage.TOOL_STARTED.equals(command.type()) && command.at() != null) {
+                    registry.toolStarted(turnId, command.callId(), command.at());
                 }
             }
         } catch (IOException | RuntimeException e) {

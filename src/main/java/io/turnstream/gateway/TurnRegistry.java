@@ -32,9 +32,16 @@ final class TurnRegistry {
             this.status = status;
         }
 
+        private final Map<String, CompletableFuture<Long>> started = new ConcurrentHashMap<>();
+
         /** The result of a call, whether it has arrived yet or not. */
         CompletableFuture<ToolResult> result(String callId) {
             return results.computeIfAbsent(callId, id -> new CompletableFuture<>());
+        }
+
+        /** When the tool executor started the call (epoch ms), once it has said so on the control topic. */
+        CompletableFuture<Long> started(String callId) {
+            return started.computeIfAbsent(callId, id -> new CompletableFuture<>());
         }
     }
 
@@ -85,6 +92,16 @@ final class TurnRegistry {
             return false;
         }
         turn.result(result.callId()).complete(result);
+        return true;
+    }
+
+    /** @return false when no running turn has this id */
+    boolean toolStarted(String turnId, String callId, long at) {
+        ActiveTurn turn = active.get(turnId);
+        if (turn == null || callId == null) {
+            return false;
+        }
+        turn.started(callId).complete(at);
         return true;
     }
 

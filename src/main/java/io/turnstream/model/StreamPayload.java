@@ -17,7 +17,9 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
     @JsonSubTypes.Type(value = StreamPayload.ItemError.class, name = StreamPayload.ITEM_ERROR),
     @JsonSubTypes.Type(value = StreamPayload.ItemCancelled.class, name = StreamPayload.ITEM_CANCELLED),
     @JsonSubTypes.Type(value = StreamPayload.ResponseDone.class, name = StreamPayload.RESPONSE_DONE),
-    @JsonSubTypes.Type(value = StreamPayload.ResponseError.class, name = StreamPayload.RESPONSE_ERROR)
+    @JsonSubTypes.Type(value = StreamPayload.ResponseError.class, name = StreamPayload.RESPONSE_ERROR),
+    @JsonSubTypes.Type(value = StreamPayload.TurnStatus.class, name = StreamPayload.TURN_STATUS),
+    @JsonSubTypes.Type(value = StreamPayload.ToolStatus.class, name = StreamPayload.TOOL_STATUS)
 })
 public sealed interface StreamPayload {
 
@@ -29,6 +31,8 @@ public sealed interface StreamPayload {
     String ITEM_CANCELLED = "item_cancelled";
     String RESPONSE_DONE = "response_done";
     String RESPONSE_ERROR = "response_error";
+    String TURN_STATUS = "turn_status";
+    String TOOL_STATUS = "tool_status";
 
     /** The discriminator; Jackson writes it from the subtype name. */
     @JsonIgnore
@@ -93,8 +97,15 @@ public sealed interface StreamPayload {
         }
     }
 
+    /** @param modelId the model that produced the turn's last step, when it differs from response_start's or is known */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ResponseDone(String responseId, String status, Usage usage, String finishReason) implements StreamPayload {
+    record ResponseDone(String responseId, String status, Usage usage, String finishReason, String modelId)
+            implements StreamPayload {
+
+        public ResponseDone(String responseId, String status, Usage usage, String finishReason) {
+            this(responseId, status, usage, finishReason, null);
+        }
+
         @Override
         public String type() {
             return RESPONSE_DONE;
@@ -109,8 +120,62 @@ public sealed interface StreamPayload {
         }
     }
 
-    /** Token counts as providers report them (snake case inside StreamEvents). */
+    /**
+     * What the gateway is doing for the turn between items: {@code status} is one of
+     * {@code retrying} (attempt, delay_ms, error), {@code fallback} (from_model, to_model, error),
+     * {@code stalled} (error), {@code compacting} (context_tokens, context_window), or {@code running}
+     * (the model is being called again after one of those).
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record Usage(long promptTokens, long completionTokens, long totalTokens) {
+    record TurnStatus(String status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
+                      Long contextTokens, Long contextWindow) implements StreamPayload {
+
+        public static final String RETRYING = "retrying";
+        public static final String FALLBACK = "fallback";
+        public static final String STALLED = "stalled";
+        public static final String COMPACTING = "compacting";
+        public static final String RUNNING = "running";
+
+        @Override
+        public String type() {
+            return TURN_STATUS;
+        }
+    }
+
+    /**
+     * One step of a tool call's lifecycle: {@code pending} (sent to the executor),
+     * {@code awaiting_approval}, {@code running} (the executor started it, {@code started_at}),
+     * then {@code completed} or {@code error} (with both times) or {@code aborted} (cancelled).
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ToolStatus(String itemId, String callId, String toolName, String status, Long startedAt, Long completedAt,
+                      ErrorInfo error) implements StreamPayload {
+
+        public static final String PENDING = "pending";
+        public static final String AWAITING_APPROVAL = "awaiting_approval";
+        public static final String RUNNING = "running";
+        public static final String COMPLETED = "completed";
+        public static final String ERROR = "error";
+        public static final String ABORTED = "aborted";
+
+        @Override
+        public String type() {
+            return TOOL_STATUS;
+        }
+    }
+
+    /**
+     * Token counts as providers report them (snake case inside StreamEvents). {@code prompt_tokens}
+     * includes the cached input; {@code cache_read_tokens} and {@code cache_write_tokens} say how much
+     * of it was read from or written to the provider's prompt cache, {@code reasoning_tokens} how much
+     * of the completion was reasoning. {@code cost_usd} is priced from the gateway's price table.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Usage(long promptTokens, long completionTokens, long totalTokens, Long cacheReadTokens,
+                 Long cacheWriteTokens, Long reasoningTokens, Double costUsd) {
+
+        public Usage(long promptTokens, long completionTokens, long totalTokens) {
+            this(promptTokens, completionTokens, totalTokens, null, null, null, null);
+        }
     }
 }

@@ -15,4 +15,14 @@ public record UIUpsert(String type, String turnId, String threadId, String itemI
     public static final String CREATED = "created";
     public static final String UPDATED = "updated";
     public static final String COMPLETED = "completed";
+
+    @Override
+    public String stateKey() {
+        return itemId;
+    }
+
+    @Override
+    public String payloadType() {
+        return UpsertEnvelope.ITEM_UPSERT;
+    }
 }

@@ -9,4 +9,6 @@ public record UpsertEnvelope(String eventId, long timestamp, String turnId, long
 
     public static final String ITEM_UPSERT = "item_upsert";
     public static final String TURN_EVENT = "turn_event";
+    /** A {@link UIStatus}: a turn's or a tool call's status while the turn runs. */
+    public static final String STATUS = "status";
 }

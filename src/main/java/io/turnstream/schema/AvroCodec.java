@@ -2,6 +2,7 @@ package io.turnstream.schema;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -99,6 +100,10 @@ public final class AvroCodec {
                 require(node.isBoolean(), path, "true or false", node);
                 yield node.asBoolean();
             }
+            case DOUBLE -> {
+                require(node.isNumber(), path, "a number", node);
+                yield node.asDouble();
+            }
             default -> throw new IllegalStateException(path + ": Avro type " + schema.getType() + " is not used by our schemas");
         };
     }
@@ -164,6 +169,7 @@ public final class AvroCodec {
             case STRING -> TextNode.valueOf(value.toString());
             case LONG -> LongNode.valueOf((Long) value);
             case BOOLEAN -> BooleanNode.valueOf((Boolean) value);
+            case DOUBLE -> DoubleNode.valueOf((Double) value);
             default -> throw new IllegalStateException("Avro type " + schema.getType() + " is not used by our schemas");
         };
     }

@@ -1,5 +1,6 @@
 package io.turnstream.tools;
 
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
@@ -97,13 +98,17 @@ public final class ToolExecutorService implements AutoCloseable {
     private long resumeFetchingAt;
 
     /** What the loop publishes in its next transaction. */
-    private sealed interface Outgoing permits Answer, StartMarker, DeadLetter {
+    private sealed interface Outgoing permits Answer, StartMarker, StartedNotice, DeadLetter {
     }
 
     private record Answer(ToolCall call, RecordPosition position, ToolResult result) implements Outgoing {
     }
 
     private record StartMarker(ToolScheduler.ScheduledCall call) implements Outgoing {
+    }
+
+    /** Tells the gateway running the turn that the call runs now (its "running" status), on the control topic. */
+    private record StartedNotice(ToolCall call, RecordPosition position, long at) implements Outgoing {
     }
 
     private record DeadLetter(ConsumerRecord<String, byte[]> record, RecordPosition position, String reason) implements Outgoing {
@@ -371,7 +376,7 @@ public final class ToolExecutorService implements AutoCloseable {
             } else if (item instanceof StartMarker marker) {
                 ledger.committed(marker.call().call, marker.call().position, CallLedger.Mark.STARTED);
                 scheduler.launch(marker.call());
-            } else {
+            } else if (item instanceof DeadLetter) {
                 metrics.deadLettered();
             }
         }
@@ -389,6 +394,9 @@ public final class ToolExecutorService implements AutoCloseable {
             producer.send(ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
         } else if (item instanceof StartMarker marker) {
             producer.send(ledger.record(marker.call().call, marker.call().position, CallLedger.Mark.STARTED));
+        } else if (item instanceof StartedNotice notice) {
+            ControlMessage started = ControlMessage.toolStarted(notice.call().turnId(), notice.call().callId(), notice.at());
+            producer.send(new ProducerRecord<>(topics.control(), notice.call().turnId(), wire.write(topics.control(), started)));
         } else if (item instanceof DeadLetter letter) {
             ConsumerRecord<String, byte[]> source = letter.record();
             ProducerRecord<String, byte[]> record = new ProducerRecord<>(config.deadLetterTopic(), source.key(), source.value());
@@ -525,6 +533,12 @@ public final class ToolExecutorService implements AutoCloseable {
             outgoing.add(new StartMarker(call));
             consumer.wakeup();
         }
+
+        @Override
+        public void launched(ToolScheduler.ScheduledCall call, long startedAt) {
+            outgoing.add(new StartedNotice(call.call, call.position, startedAt));
+            consumer.wakeup();
+        }
     }
 
     private final class Rebalance implements ConsumerRebalanceListener {
@@ -572,6 +586,9 @@ public final class ToolExecutorService implements AutoCloseable {
         if (item instanceof StartMarker marker) {
             return marker.call().position;
         }
+        if (item instanceof StartedNotice notice) {
+            return notice.position();
+        }
         return ((DeadLetter) item).position();
     }
 
@@ -596,7 +613,8 @@ public final class ToolExecutorService implements AutoCloseable {
             // revoke only the partitions that move, so a rebalance does not stop every running call
             props.putIfAbsent(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         }
-        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId());
+        // its own client id: the producer's metrics (and the broker's logs) stay apart from the consumer's
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId() + "-calls");
         return props;
     }
 

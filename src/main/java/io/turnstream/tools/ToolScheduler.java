@@ -48,6 +48,10 @@ final class ToolScheduler implements AutoCloseable {
 
         /** A non-idempotent call is next: record it durably as started, then call {@link #launch}. */
         void startRequested(ScheduledCall call);
+
+        /** A call started running. */
+        default void launched(ScheduledCall call, long startedAt) {
+        }
     }
 
     private enum State { QUEUED, STARTING, RUNNING }
@@ -177,6 +181,7 @@ final class ToolScheduler implements AutoCloseable {
         running++;
         Duration timeout = config.timeoutFor(call.tool);
         call.work = workers.submit(() -> run(call));
+        outcomes.launched(call, call.startedAt);
         call.timeout = timers.schedule(() -> timedOut(call, timeout), timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 

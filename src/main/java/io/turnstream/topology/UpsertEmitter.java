@@ -1,13 +1,12 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.ToolCall;
-import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.nio.charset.StandardCharsets;
-import java.util.Collection;
 import java.util.StringJoiner;
 import java.util.UUID;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -31,8 +30,11 @@ final class UpsertEmitter {
     void emit(TurnState turn, UiPayload payload) {
         long now = context.currentSystemTimeMs();
         long seq = turn.nextSeq();
-        String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
-        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq, payloadType, payload);
+        if (payload instanceof UIStatus status && UIStatus.TOOL_STATUS.equals(status.type())) {
+            turn.toolStatusKeys.add(status.stateKey());
+        }
+        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
+                payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
         context.forward(new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)), UpsertTopology.UPSERTS_SINK);
         byte[] stateBytes = config.wireFormat().write(config.topics().itemState(), envelope);
@@ -47,13 +49,15 @@ final class UpsertEmitter {
     }
 
     /**
-     * The {@code llm.item-state} keys of a closed turn, as one deadline target: its items' and its
-     * lifecycle's, newline-separated (ids hold no newline: they are keys of JSON records).
+     * The {@code llm.item-state} keys of a closed turn, as one deadline target: its items', its
+     * lifecycle's, its status's and its tools' statuses', newline-separated (ids hold no newline:
+     * they are keys of JSON records). A key the turn never wrote gets a harmless tombstone.
      */
-    static String itemStateKeys(String turnId, Collection<String> itemIds) {
+    static String itemStateKeys(TurnState turn) {
         StringJoiner keys = new StringJoiner("\n");
-        itemIds.forEach(itemId -> keys.add(turnId + "/" + itemId));
-        return keys.add(turnId + "/turn").toString();
+        turn.finishedItems.forEach(itemId -> keys.add(turn.turnId + "/" + itemId));
+        turn.toolStatusKeys.forEach(key -> keys.add(turn.turnId + "/" + key));
+        return keys.add(turn.turnId + "/turn").add(turn.turnId + "/status").toString();
     }
 
     /** Deletes every key of {@link #itemStateKeys} from the compacted {@code llm.item-state}. */
@@ -64,9 +68,9 @@ final class UpsertEmitter {
         }
     }
 
-    /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle. */
+    /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle, and so on: {@link UiPayload#stateKey()}. */
     static String itemStateKey(String turnId, UiPayload payload) {
-        return turnId + "/" + (payload instanceof UIUpsert upsert ? upsert.itemId() : "turn");
+        return turnId + "/" + payload.stateKey();
     }
 
     /** Deterministic per (turn, seq), so a consumer that sees an id twice knows it is the same record. */
@@ -76,6 +80,7 @@ final class UpsertEmitter {
 
     static UITurnEvent.Usage usage(io.turnstream.model.StreamPayload.Usage usage) {
         return usage == null ? null
-                : new UITurnEvent.Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens());
+                : new UITurnEvent.Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens(),
+                        usage.cacheReadTokens(), usage.cacheWriteTokens(), usage.reasoningTokens(), usage.costUsd());
     }
 }

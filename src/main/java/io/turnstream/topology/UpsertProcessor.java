@@ -150,11 +150,14 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         } else if (payload instanceof ItemCancelled cancelled) {
             return cancelItem(turn, cancelled);
         } else if (payload instanceof ResponseDone done) {
-            String status = done.status() != null ? done.status() : "complete";
-            return closeTurn(turn, turnEvent(UITurnEvent.TURN_COMPLETED, turn, status, UpsertEmitter.usage(done.usage()), null));
+            return closeTurn(turn, StatusUpserts.turnCompleted(turn, done));
         } else if (payload instanceof ResponseError error) {
             ErrorInfo info = error.error() != null ? error.error() : ErrorInfo.of("RESPONSE_ERROR", "response failed");
             return closeTurn(turn, turnEvent(UITurnEvent.TURN_ERROR, turn, null, null, info));
+        } else if (StatusUpserts.isStatus(payload)) {
+            emitter.emit(turn, StatusUpserts.status(turn, payload));
+            turns.put(turn.runId, turn);
+            return null;
         }
         throw new IllegalStateException("unhandled payload " + payload.type());
     }
@@ -342,7 +345,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         marker.forgetAtMs = now() + config.closedTurnRetentionMs();
         deadlines.schedule(marker.forgetAtMs, Kind.FORGET, turn.runId);
         deadlines.schedule(now() + config.itemStateRetentionMs(), Kind.TOMBSTONE,
-                UpsertEmitter.itemStateKeys(turn.turnId, turn.finishedItems));
+                UpsertEmitter.itemStateKeys(turn));
         turns.put(turn.runId, marker);
         lastActivity.remove(turn.runId);
         return null;
@@ -488,7 +491,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             return start.turnId() == null || start.threadId() == null ? "response_start without turn_id or thread_id" : null;
         }
         String itemId = itemIdOf(payload);
-        boolean itemEvent = !(payload instanceof ResponseDone || payload instanceof ResponseError);
+        boolean itemEvent = !(payload instanceof ResponseDone || payload instanceof ResponseError
+                || StatusUpserts.isStatus(payload));
         return itemEvent && (itemId == null || itemId.isEmpty()) ? payload.type() + " without item_id" : null;
     }
 

@@ -137,11 +137,15 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
                 "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
                 "item_start " + r + "-s1-2 function_call", "item_done " + r + "-s1-2 function_call",
+                "tool_status pending",
                 "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
+                "tool_status completed",
                 "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
                 "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
                 "item_start " + r + "-s2-2 function_call", "item_done " + r + "-s2-2 function_call",
+                "tool_status pending",
                 "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
+                "tool_status completed",
                 "item_start " + r + "-s3-0 message", "item_delta " + r + "-s3-0 x26", "item_done " + r + "-s3-0 message",
                 "response_done");
         List<StreamPayload> payloads = raw.payloads(runId);
@@ -216,6 +220,7 @@ class GatewayTurnsTest {
         assertThat(shape(raw.payloads(runId))).containsExactly(
                 "response_start",
                 "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
+                "turn_status retrying", "turn_status running",
                 "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
                 "item_done " + runId + "-s1-0 message",
                 "response_done");
@@ -242,6 +247,7 @@ class GatewayTurnsTest {
                 "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
                 "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
                 "item_error " + runId + "-s1-0",
+                "turn_status stalled",
                 "response_error");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 1);
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).as("no retry once items were published")

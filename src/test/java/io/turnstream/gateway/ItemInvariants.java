@@ -85,7 +85,9 @@ public final class ItemInvariants {
             }
             String id = itemId(payload);
             String type = payload instanceof ItemStart s ? " " + s.itemType()
-                    : payload instanceof ItemDone d ? " " + d.finalItem().type() : "";
+                    : payload instanceof ItemDone d ? " " + d.finalItem().type()
+                    : payload instanceof StreamPayload.TurnStatus t ? " " + t.status()
+                    : payload instanceof StreamPayload.ToolStatus t ? " " + t.status() : "";
             lines.add(payload.type() + (id == null ? "" : " " + id) + type);
         }
         if (deltas > 0) {

@@ -88,7 +88,7 @@ class AvroCodecTest {
 
         assertThatThrownBy(() -> AvroCodec.encode(unknown, AvroSchemas.of(UpsertEnvelope.class)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("UpsertEnvelope.payload.type 'turn_paused' selects none of [UIUpsert, UITurnEvent]");
+                .hasMessageContaining("UpsertEnvelope.payload.type 'turn_paused' selects none of [UIUpsert, UITurnEvent, UIStatus]");
     }
 
     @Test

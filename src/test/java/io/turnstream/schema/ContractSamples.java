@@ -14,6 +14,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
@@ -58,7 +59,18 @@ final class ContractSamples {
                 new StreamPayload.ItemCancelled("item-4"),
                 new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(12, 34, 46), "stop"),
                 new StreamPayload.ResponseDone("resp-1", "aborted", null, null),
-                new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded", "try later")));
+                new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L,
+                        30L, 0.004815), "length", "claude-fallback"),
+                new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded", "try later")),
+                new StreamPayload.TurnStatus("retrying", 2, 1500L, null, null, ErrorInfo.of("rate_limit_error", "slow down"),
+                        null, null),
+                new StreamPayload.TurnStatus("fallback", null, null, "claude-x", "claude-y", null, null, null),
+                new StreamPayload.TurnStatus("compacting", null, null, null, null, null, 180_000L, 200_000L),
+                new StreamPayload.TurnStatus("running", null, null, null, null, null, null, null),
+                new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", "completed", T, T + 40, null),
+                new StreamPayload.ToolStatus(null, "call-2", null, "pending", null, null, null),
+                new StreamPayload.ToolStatus("call-item", "call-3", "write_file", "aborted", T, T + 5,
+                        ErrorInfo.of("ABORTED", "user pressed stop")));
     }
 
     static List<StreamEvent> streamEvents() {
@@ -101,14 +113,29 @@ final class ContractSamples {
                 new UITurnEvent.Usage(10, 20, 30), null, "tenant-a");
     }
 
+    static UITurnEvent turnCompletedWithEverything(String turnId) {
+        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-fallback", null, "complete",
+                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "tenant-a", "max_steps");
+    }
+
+    static UIStatus turnStatus(String turnId) {
+        return new UIStatus(UIStatus.TURN_STATUS, turnId, "thread-1", "retrying", null, null, null, 2, 1500L, "claude-x",
+                "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"));
+    }
+
+    static UIStatus toolStatus(String turnId) {
+        return new UIStatus(UIStatus.TOOL_STATUS, turnId, "thread-1", "running", "call-item", "call-1", "get_weather",
+                null, null, null, null, T, null, null, null, null);
+    }
+
     static UITurnEvent turnError(String turnId) {
         return new UITurnEvent(UITurnEvent.TURN_ERROR, turnId, "thread-1", null, null, "error", null,
                 ErrorInfo.of("TURN_TIMEOUT", "no event for 300 s"));
     }
 
     static UpsertEnvelope envelope(long seq, UiPayload payload) {
-        String payloadType = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
-        return new UpsertEnvelope("evt-" + payload.turnId() + "-" + seq, T + seq, payload.turnId(), seq, payloadType, payload);
+        return new UpsertEnvelope("evt-" + payload.turnId() + "-" + seq, T + seq, payload.turnId(), seq,
+                payload.payloadType(), payload);
     }
 
     static List<UpsertEnvelope> upsertEnvelopes() {
@@ -122,7 +149,10 @@ final class ContractSamples {
                 envelope(6, toolOutputUpsert("turn-1", "out-1", json("{\"temp\":21.5,\"ok\":true}"), true)),
                 envelope(7, errorUpsert("turn-1", "item-3")),
                 envelope(8, turnCompleted("turn-1")),
-                envelope(9, turnError("turn-2")));
+                envelope(9, turnError("turn-2")),
+                envelope(10, turnStatus("turn-3")),
+                envelope(11, toolStatus("turn-3")),
+                envelope(12, turnCompletedWithEverything("turn-3")));
     }
 
     static List<ToolCall> toolCalls() {
@@ -142,7 +172,10 @@ final class ContractSamples {
     }
 
     static List<ControlMessage> controlMessages() {
-        return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null));
+        return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null),
+                ControlMessage.approval("turn-1", "call-1", true, null),
+                ControlMessage.approval("turn-1", "call-2", false, "not in production"),
+                ControlMessage.toolStarted("turn-1", "call-3", T));
     }
 
     static List<ItemAppend> itemAppends() {

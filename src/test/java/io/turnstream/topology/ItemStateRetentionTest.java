@@ -7,6 +7,7 @@ import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.StreamPayload;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
 import java.util.Properties;
@@ -33,6 +34,7 @@ class ItemStateRetentionTest {
         topology.send("run-open", delta("msg", "still going"));
         topology.advanceWallClock(Duration.ofSeconds(2));
         assertThat(topology.itemState().keySet()).contains("turn-old/turn", "turn-old/msg-1", "turn-old/msg-2",
+                "turn-old/tool-status/call-1",
                 "turn-open/turn", "turn-open/msg");
 
         topology.advanceWallClock(RETENTION.minusMinutes(1));
@@ -53,6 +55,7 @@ class ItemStateRetentionTest {
 
     private void runTurn(String runId, String turnId, String... messageIds) {
         topology.send(runId, responseStart(turnId, "anthropic"));
+        topology.send(runId, new StreamPayload.ToolStatus(null, "call-1", "read_file", "running", 1L, null, null));
         for (String id : messageIds) {
             topology.send(runId, itemStart(id, "message"));
             topology.send(runId, delta(id, "text of " + id));

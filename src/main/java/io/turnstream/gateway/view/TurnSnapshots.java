@@ -12,7 +12,7 @@ import java.util.Map;
 /** Folding upserts into a turn's current state: per item (and for the lifecycle) the latest upsert wins. */
 final class TurnSnapshots {
 
-    private static final String LIFECYCLE = "\u0000turn";
+    private static final String NOT_AN_ITEM = "\u0000";
 
     private TurnSnapshots() {
     }
@@ -28,7 +28,8 @@ final class TurnSnapshots {
             if (maxSeq > 0 && envelope.seq() > maxSeq) {
                 continue;
             }
-            String key = envelope.payload() instanceof UIUpsert item ? item.itemId() : LIFECYCLE;
+            // the lifecycle and statuses apart from items: an item id cannot start with NUL
+            String key = envelope.payload() instanceof UIUpsert item ? item.itemId() : NOT_AN_ITEM + envelope.payload().stateKey();
             latest.merge(key, envelope, (old, fresh) -> fresh.seq() > old.seq() ? fresh : old);
         }
         List<UpsertEnvelope> ordered = new ArrayList<>(latest.values());

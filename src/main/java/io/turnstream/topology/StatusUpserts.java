@@ -1,0 +1,40 @@
+package io.turnstream.topology;
+
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.ResponseDone;
+import io.turnstream.model.StreamPayload.ToolStatus;
+import io.turnstream.model.StreamPayload.TurnStatus;
+import io.turnstream.model.UIStatus;
+import io.turnstream.model.UITurnEvent;
+
+/**
+ * The upserts of what the gateway reports besides items: the statuses of a running turn and of its
+ * tool calls ({@code turn_status}, {@code tool_status} become a {@link UIStatus} each, passed through
+ * as they come), and the closing {@code turn_completed} with its finish reason and the model used.
+ */
+final class StatusUpserts {
+
+    private StatusUpserts() {
+    }
+
+    static boolean isStatus(StreamPayload payload) {
+        return payload instanceof TurnStatus || payload instanceof ToolStatus;
+    }
+
+    static UIStatus status(TurnState turn, StreamPayload payload) {
+        if (payload instanceof TurnStatus status) {
+            return new UIStatus(UIStatus.TURN_STATUS, turn.turnId, turn.threadId, status.status(), null, null, null,
+                    status.attempt(), status.delayMs(), status.fromModel(), status.toModel(), null, null,
+                    status.contextTokens(), status.contextWindow(), status.error());
+        }
+        ToolStatus tool = (ToolStatus) payload;
+        return new UIStatus(UIStatus.TOOL_STATUS, turn.turnId, turn.threadId, tool.status(), tool.itemId(), tool.callId(),
+                tool.toolName(), null, null, null, null, tool.startedAt(), tool.completedAt(), null, null, tool.error());
+    }
+
+    static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {
+        String status = done.status() != null ? done.status() : "complete";
+        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
+                UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason());
+    }
+}

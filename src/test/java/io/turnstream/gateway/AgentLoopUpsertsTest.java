@@ -1,0 +1,282 @@
+package io.turnstream.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.sim.SimulatedAnthropicServer;
+import io.turnstream.gateway.sim.SimulatedReply;
+import io.turnstream.gateway.sim.SimulatedRequest;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.model.UIStatus;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.StreamsService;
+import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.runtime.TopologyInstance;
+import io.turnstream.runtime.UpsertLog;
+import io.turnstream.tools.Tool;
+import io.turnstream.tools.ToolContext;
+import io.turnstream.tools.ToolExecutorConfig;
+import io.turnstream.tools.ToolExecutorService;
+import io.turnstream.tools.ToolRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent loop as a UI sees it on {@code llm.upserts}: the real topology and tool executor on an
+ * embedded broker, the gateway calling the simulated provider. Tool calls go pending, running,
+ * completed or error, and every call ends with a tool output, also when the turn is cancelled or
+ * the executor never answers.
+ */
+class AgentLoopUpsertsTest {
+
+    private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration TOOL_RESULT_TIMEOUT = Duration.ofSeconds(4);
+
+    @TempDir
+    static Path home;
+
+    private static EmbeddedKafkaBroker broker;
+    private static StreamsService topology;
+    private static ToolExecutorService executor;
+    private static SimulatedAnthropicServer provider;
+    private static Gateway gateway;
+    /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
+    private static Gateway impatientGateway;
+    private static UpsertLog upserts;
+    private static final HttpClient http = HttpClient.newHttpClient();
+    /** Holds the {@code wait} tool until the test (or the tool's own timeout) lets it go. */
+    private static final CountDownLatch waitingToolGate = new CountDownLatch(1);
+
+    @BeforeAll
+    static void startEverything() throws Exception {
+        broker = EmbeddedKafkaBroker.onFreePort().start();
+        Properties admin = new Properties();
+        admin.put("bootstrap.servers", broker.bootstrapServers());
+        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
+                home.resolve("state"), Map.of()));
+        Path workspace = Files.createDirectories(home.resolve("workspace"));
+        Files.writeString(workspace.resolve("README.md"), "# Demo workspace\n");
+        Properties tools = new Properties();
+        tools.put("bootstrap.servers", broker.bootstrapServers());
+        tools.put(ToolExecutorConfig.WORKSPACE, workspace.toString());
+        executor = new ToolExecutorService(Settings.of(tools), ToolRegistry.installed().plus(new WaitTool())).start();
+        provider = SimulatedAnthropicServer.start(0, AgentLoopUpsertsTest::script, 0);
+        Properties settings = new Properties();
+        settings.put("bootstrap.servers", broker.bootstrapServers());
+        settings.put("turnstream.gateway.port", "0");
+        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
+        impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
+                List.of());
+        upserts = new UpsertLog(broker.bootstrapServers());
+    }
+
+    @AfterAll
+    static void stopEverything() {
+        waitingToolGate.countDown();
+        upserts.close();
+        impatientGateway.close();
+        gateway.close();
+        provider.close();
+        executor.close();
+        topology.close();
+        broker.close();
+    }
+
+    /** One tool call named by the prompt's first word, then an answer quoting the tool's output. */
+    private static SimulatedReply script(SimulatedRequest request) {
+        List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
+        if (!results.isEmpty()) {
+            return SimulatedReply.answer().text("The tool said: " + results.get(0).content());
+        }
+        String prompt = request.lastUserText();
+        if (prompt.startsWith("missing:")) {
+            return SimulatedReply.answer().toolUse("read_file", args("path", "no-such-file.txt"));
+        }
+        if (prompt.startsWith("wait:")) {
+            return SimulatedReply.answer().toolUse("wait", args("why", prompt));
+        }
+        return SimulatedReply.answer().text("Let me read it.").toolUse("read_file", args("path", "README.md"));
+    }
+
+    @Test
+    void aToolCallGoesPendingRunningCompletedAndTheTurnSaysWhyItStopped() throws Exception {
+        String turnId = startTurn("read: what is in README.md?");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        List<UIStatus> tool = toolStatuses(turn);
+        assertThat(tool).as("%s", tool).extracting(UIStatus::status).containsExactly("pending", "running", "completed");
+        assertThat(tool).extracting(UIStatus::toolName).containsOnly("read_file");
+        UIStatus completed = tool.get(2);
+        assertThat(completed.startedAt()).isEqualTo(tool.get(1).startedAt()).isPositive();
+        assertThat(completed.completedAt()).isGreaterThanOrEqualTo(completed.startedAt());
+        UIUpsert output = toolOutput(turn);
+        assertThat(output.callId()).isEqualTo(completed.callId());
+        assertThat(output.success()).isTrue();
+        assertThat(statusIndex(turn, "running")).isLessThan(indexOf(turn, output));
+        UITurnEvent completedTurn = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(completedTurn.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(completedTurn.finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(completedTurn.modelId()).isEqualTo("turnstream-simulated");
+    }
+
+    @Test
+    void aFailedToolCallReachesTheUpsertsAsAnUnsuccessfulOutput() throws Exception {
+        String turnId = startTurn("missing: read a file that is not there");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UIUpsert output = toolOutput(turn);
+        assertThat(output.success()).isFalse();
+        assertThat(Json.asText(output.toolOutput())).containsIgnoringCase("no-such-file.txt");
+        assertThat(toolStatuses(turn)).extracting(UIStatus::status).containsExactly("pending", "running", "error");
+        assertThat(toolStatuses(turn).get(2).error()).isNotNull();
+    }
+
+    @Test
+    void cancellingWhileAToolRunsEndsTheCallWithAnAbortedOutput() throws Exception {
+        String turnId = startTurn("wait: until I cancel");
+        await().atMost(TURN_TIMEOUT).until(() -> statusIndex(upserts.turn(turnId), "running") >= 0);
+
+        HttpResponse<String> cancel = post("/v1/turns/" + turnId + "/cancel", "{\"reason\": \"user pressed stop\"}");
+
+        assertThat(cancel.statusCode()).isEqualTo(202);
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+        UIUpsert output = toolOutput(turn);
+        assertThat(output.success()).isFalse();
+        assertThat(Json.asText(output.toolOutput())).isEqualTo("aborted: user pressed stop");
+        assertThat(toolStatuses(turn)).extracting(UIStatus::status).containsExactly("pending", "running", "aborted");
+        assertThat(((UITurnEvent) turn.get(turn.size() - 1).payload()).status()).isEqualTo("aborted");
+    }
+
+    @Test
+    void aToolCallWithoutAResultInTimeStillEndsWithAnOutput() throws Exception {
+        String turnId = startTurn(impatientGateway, "wait: and nobody cancels");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UIUpsert output = toolOutput(turn);
+        assertThat(output.success()).isFalse();
+        assertThat(Json.asText(output.toolOutput())).startsWith("timed out");
+        assertThat(toolStatuses(turn).get(toolStatuses(turn).size() - 1).status()).isEqualTo("error");
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_ERROR);
+        assertThat(end.error().code()).isEqualTo("TOOL_RESULT_TIMEOUT");
+    }
+
+    // ---- helpers ----
+
+    private static JsonNode args(String name, String value) {
+        return JsonNodeFactory.instance.objectNode().put(name, value);
+    }
+
+    private static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
+        return turn.stream().map(UpsertEnvelope::payload)
+                .filter(p -> p instanceof UIStatus s && UIStatus.TOOL_STATUS.equals(s.type()))
+                .map(p -> (UIStatus) p).toList();
+    }
+
+    private static int statusIndex(List<UpsertEnvelope> turn, String status) {
+        for (int i = 0; i < turn.size(); i++) {
+            if (turn.get(i).payload() instanceof UIStatus s && status.equals(s.status())) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int indexOf(List<UpsertEnvelope> turn, UIUpsert item) {
+        for (int i = 0; i < turn.size(); i++) {
+            if (turn.get(i).payload() == item) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static UIUpsert toolOutput(List<UpsertEnvelope> turn) {
+        return turn.stream().map(UpsertEnvelope::payload)
+                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
+                .map(p -> (UIUpsert) p).findFirst().orElseThrow(() -> new AssertionError("no tool_output in " + turn));
+    }
+
+    private static String startTurn(String prompt) throws Exception {
+        return startTurn(gateway, prompt);
+    }
+
+    private static String startTurn(Gateway on, String prompt) throws Exception {
+        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
+                .put("prompt", prompt)));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+    }
+
+    private static HttpResponse<String> post(String path, String body) throws Exception {
+        return post(gateway, path, body);
+    }
+
+    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A tool that runs until it is interrupted (a cancel) or the test ends, whichever comes first. */
+    private static final class WaitTool implements Tool {
+        @Override
+        public String name() {
+            return "wait";
+        }
+
+        @Override
+        public String description() {
+            return "waits until it is stopped";
+        }
+
+        @Override
+        public JsonNode inputSchema() {
+            return JsonNodeFactory.instance.objectNode().put("type", "object");
+        }
+
+        @Override
+        public boolean concurrencySafe() {
+            return true;
+        }
+
+        @Override
+        public Optional<Duration> timeout() {
+            return Optional.of(TOOL_RESULT_TIMEOUT.multipliedBy(3));
+        }
+
+        @Override
+        public JsonNode execute(JsonNode arguments, ToolContext context) throws Exception {
+            waitingToolGate.await();
+            return TextNode.valueOf("let go");
+        }
+    }
+}
