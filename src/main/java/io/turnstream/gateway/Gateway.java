@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.chat.ChatApi;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.security.RequestGuard;
@@ -116,6 +117,7 @@ public final class Gateway implements AutoCloseable {
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(new ChatApi(this));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(),
                     new RequestGuard(config.security(), ownership), routes);
