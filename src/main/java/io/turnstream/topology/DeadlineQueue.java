@@ -32,7 +32,9 @@ final class DeadlineQueue {
          * Earlier versions armed appends here; appends are now armed in memory (see {@link ItemAppends}).
          * Kept so the ordinals of the kinds after it, and any such entry still stored, stay readable.
          */
-        APPEND
+        APPEND,
+        /** A closed turn's keys on {@code llm.item-state} are deleted (the target lists them). */
+        TOMBSTONE
     }
 
     /** A due deadline: its time, what kind, and the state key it concerns. */

@@ -345,6 +345,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         marker.closed = true;
         marker.forgetAtMs = now() + config.closedTurnRetentionMs();
         deadlines.schedule(marker.forgetAtMs, Kind.FORGET, turn.runId);
+        deadlines.schedule(now() + config.itemStateRetentionMs(), Kind.TOMBSTONE,
+                UpsertEmitter.itemStateKeys(turn));
         turns.put(turn.runId, marker);
         lastActivity.remove(turn.runId);
         return null;
@@ -396,6 +398,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 case FORGET -> onForget(deadline);
                 // left by an earlier version; the open items' appends are armed below
                 case APPEND -> { }
+                case TOMBSTONE -> emitter.tombstones(deadline.target());
             }
         }
         if (!openItemsArmed) {
