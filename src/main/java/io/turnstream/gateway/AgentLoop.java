@@ -74,7 +74,8 @@ final class AgentLoop implements Runnable {
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
     private final TurnStatusReporter status = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
-    private String model;
+    private final StepRetry retry;
+    private final MaxTokensContinuation continuation = new MaxTokensContinuation();
     private long promptTokens;
     private long completionTokens;
     private boolean usageReported;
@@ -88,7 +89,9 @@ final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.model = turn.provider().model();
+        this.retry = new StepRetry(turn, config, client, metrics, status, this::publish, active.cancel,
+                calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
+                        "aborted: the model call failed and was made again")));
     }
 
     @Override
@@ -116,23 +119,23 @@ final class AgentLoop implements Runnable {
 
     private String steps() throws TurnEnded {
         LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
-                turn.threadId(), turn.provider().name(), model, turn.maxSteps());
-        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
+                turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
+        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
                 turn.provider().name(), System.currentTimeMillis()));
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
-        for (int step = 1; step <= turn.maxSteps(); step++) {
-            StepOutcome outcome = callModel(step, conversation);
+        for (int step = 1; step <= turn.maxSteps() + continuation.count(); step++) {
+            StepOutcome outcome = retry.call(step, conversation.entries());
             addUsage(outcome.usage());
             ensurePublishing();
             switch (outcome.status()) {
                 case ABORTED -> {
-                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(), abortedCall());
+                    abandon(outcome.toolCalls(), abortedCall());
                     throw aborted();
                 }
                 case ERROR -> {
-                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(),
-                            new UnansweredCall(ToolStatus.ABORTED, outcome.error(), "aborted: the model call failed"));
+                    abandon(outcome.toolCalls(), new UnansweredCall(ToolStatus.ABORTED, outcome.error(),
+                            "aborted: the model call failed"));
                     publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
                     return StepOutcome.Status.ERROR.wire();
                 }
@@ -144,7 +147,12 @@ final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             if (outcome.toolCalls().isEmpty()) {
-                return done(outcome.finishReason());
+                if (!continuation.shouldContinue(outcome.finishReason())) {
+                    return done(outcome.finishReason());
+                }
+                LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
+                continue;
             }
             conversation.add(awaitToolResults(step, outcome.toolCalls()));
         }
@@ -154,13 +162,13 @@ final class AgentLoop implements Runnable {
 
     private String done(String finishReason) {
         publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason,
-                model));
+                retry.model()));
         return StepOutcome.Status.COMPLETE.wire();
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null, model));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null, retry.model()));
         return new TurnEnded(StepOutcome.Status.ABORTED.wire());
     }
 
@@ -169,60 +177,6 @@ final class AgentLoop implements Runnable {
         publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null, ItemTypes.ORIGIN_USER));
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
                 null, null, null, null, null, null)));
-    }
-
-    /**
-     * One model call, retried on transient failures only while nothing of the step has been
-     * published; on overload, switched once to the fallback model when there is one.
-     */
-    private StepOutcome callModel(int step, Conversation conversation) {
-        StepItems items = new StepItems(turn.runId() + "-s" + step, turn.provider().name(), this::publish);
-        for (int attempt = 1; ; attempt++) {
-            ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
-                    config.maxTokens(), config.thinkingBudget());
-            metrics.increment(Counter.MODEL_CALLS);
-            status.callStarting(attempt);
-            StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
-                    active.cancel);
-            if (outcome.status() != StepOutcome.Status.ERROR) {
-                return outcome;
-            }
-            metrics.increment(Counter.PROVIDER_ERRORS);
-            if (ErrorCodes.STREAM_STALLED.equals(outcome.error().code())) {
-                metrics.increment(Counter.STALLS);
-                status.stalled(outcome.error());
-            }
-            LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, attempt, model, outcome.error().code(),
-                    outcome.error().message());
-            if (!outcome.canRetry() || active.cancel.isCancelled()) {
-                return outcome;
-            }
-            String fallback = turn.fallbackModel();
-            if (outcome.overloaded() && fallback != null && !fallback.equals(model)) {
-                LOG.warn("model {} is overloaded; falling back to {} for the rest of the turn", model, fallback);
-                metrics.increment(Counter.FALLBACKS);
-                status.fallback(model, fallback, outcome.error());
-                model = fallback;
-                continue;
-            }
-            if (attempt >= config.retry().maxAttempts()) {
-                LOG.warn("giving up on step {} after {} attempts", step, attempt);
-                return outcome;
-            }
-            Duration delay = config.retry().delay(attempt, outcome.retryAfter());
-            if (delay == null) {
-                LOG.warn("the provider asks to retry after {} s, longer than the {} s we wait; giving up",
-                        outcome.retryAfter().toSeconds(), config.retry().maxDelay().toSeconds());
-                return outcome;
-            }
-            metrics.increment(Counter.RETRIES);
-            status.retrying(attempt + 1, delay, outcome.error());
-            LOG.warn("retrying step {} in {} ms (retry {} of {})", step, delay.toMillis(), attempt,
-                    config.retry().maxAttempts() - 1);
-            if (active.cancel.sleep(delay)) {
-                return StepOutcome.abortedBeforeStream();
-            }
-        }
     }
 
     /**
@@ -272,7 +226,7 @@ final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
-                    outputs.put(call.callId(), publishOutput(step, calls.indexOf(call), call, result));
+                    outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
                     status.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
                     long at = active.started(call.callId()).join();
@@ -299,17 +253,27 @@ final class AgentLoop implements Runnable {
     /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
     private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
                                Map<String, Long> startedAt, UnansweredCall why) {
-        long now = System.currentTimeMillis();
         for (ToolCallRequest call : List.copyOf(unanswered)) {
-            Long started = startedAt.get(call.callId());
-            publishOutput(step, calls.indexOf(call), call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
-                    TextNode.valueOf(why.output()), why.error(), started == null ? 0 : started, now));
-            status.toolEnded(call, why.status(), started, why.error());
+            endWithoutResult(outputId(step, calls.indexOf(call)), call, startedAt.get(call.callId()), why);
         }
     }
 
-    private Conversation.ToolOutput publishOutput(int step, int index, ToolCallRequest call, ToolResult result) {
-        String id = turn.runId() + "-s" + step + "-out" + index;
+    /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
+    private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
+        calls.forEach(call -> endWithoutResult(call.itemId() + "-out", call, null, why));
+    }
+
+    private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
+        publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
+                TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, System.currentTimeMillis()));
+        status.toolEnded(call, why.status(), startedAt, why.error());
+    }
+
+    private String outputId(int step, int index) {
+        return turn.runId() + "-s" + step + "-out" + index;
+    }
+
+    private Conversation.ToolOutput publishOutput(String id, ToolCallRequest call, ToolResult result) {
         String name = result.toolName() != null ? result.toolName() : call.name();
         JsonNode output = result.output();
         String errorText = result.error() == null ? null : result.error().code() + ": " + result.error().message();

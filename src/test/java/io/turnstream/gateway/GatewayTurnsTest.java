@@ -98,6 +98,27 @@ class GatewayTurnsTest {
         if (prompt.startsWith("stall:")) {
             return SimulatedReply.answer().text(SimulatedText.words(50)).stallAfterTokens(5);
         }
+        if (prompt.startsWith("flaky:")) {
+            return attempt == 1
+                    ? SimulatedReply.answer().text(SimulatedText.words(20)).failAfterTokens(3, "overloaded_error")
+                    : SimulatedReply.answer().text("Recovered after a broken stream.");
+        }
+        if (prompt.startsWith("stall-fallback:")) {
+            return FALLBACK_MODEL.equals(request.model())
+                    ? SimulatedReply.answer().text("Answered by " + request.model() + ".")
+                    : SimulatedReply.answer().text(SimulatedText.words(50)).stallAfterTokens(5);
+        }
+        if (prompt.startsWith("rate-limited-long:")) {
+            return SimulatedReply.httpError(429, 20, "rate_limit_error", "Number of requests has exceeded your rate limit");
+        }
+        if (prompt.startsWith("truncated:")) {
+            return attempt < 3
+                    ? SimulatedReply.answer().text("Part " + attempt + ".").stopReason("max_tokens")
+                    : SimulatedReply.answer().text("The end.");
+        }
+        if (prompt.startsWith("endless:")) {
+            return SimulatedReply.answer().text("More " + attempt + ".").stopReason("max_tokens");
+        }
         if (prompt.startsWith("overloaded:")) {
             return FALLBACK_MODEL.equals(request.model())
                     ? SimulatedReply.answer().text("Answered by " + request.model() + ".")
@@ -225,9 +246,8 @@ class GatewayTurnsTest {
     }
 
     @Test
-    void stalledStreamFailsTheStepWithAClearError() throws Exception {
+    void aStallIsRetriedUntilTheRetryBudgetIsSpentThenFailsTheStepWithAClearError() throws Exception {
         long stallsBefore = gateway.metrics().get(GatewayMetrics.Counter.STALLS);
-        long retriesBefore = gateway.metrics().get(GatewayMetrics.Counter.RETRIES);
         String runId = startTurn("{\"prompt\": \"stall: hello\", \"tools\": []}").get("runId").asText();
 
         StreamPayload terminal = await().atMost(TURN_TIMEOUT).until(() -> raw.terminal(runId).orElse(null),
@@ -238,16 +258,106 @@ class GatewayTurnsTest {
         assertThat(error.error().code()).isEqualTo(ErrorCodes.STREAM_STALLED);
         assertThat(error.error().message()).isEqualTo("the provider sent nothing for 1000 ms; the model call was abandoned");
         List<StreamPayload> payloads = raw.payloads(runId);
-        assertThat(shape(payloads)).containsExactly(
+        String r = runId;
+        assertThat(shape(payloads)).as("each attempt's partial answer withdrawn, the last one failed").containsExactly(
                 "response_start",
-                "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
-                "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
-                "item_error " + runId + "-s1-0",
+                "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
+                "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x5", "item_cancelled " + r + "-s1-0",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1a2-0 message", "item_delta " + r + "-s1a2-0 x5", "item_cancelled " + r + "-s1a2-0",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1a3-0 message", "item_delta " + r + "-s1a3-0 x5", "item_cancelled " + r + "-s1a3-0",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1a4-0 message", "item_delta " + r + "-s1a4-0 x5", "item_error " + r + "-s1a4-0",
                 "turn_status stalled",
                 "response_error");
-        assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 1);
-        assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).as("no retry once items were published")
-                .isEqualTo(retriesBefore);
+        assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status()))
+                .extracting(p -> ((StreamPayload.TurnStatus) p).attempt()).containsExactly(2, 3, 4);
+        assertThat(attempts.get("stall: hello")).hasValue(4);
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 4);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(payloads);
+    }
+
+    @Test
+    void aStreamThatBreaksAfterOutputStartedIsWithdrawnAndCalledAgain() throws Exception {
+        String runId = startTurn("{\"prompt\": \"flaky: hello\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        String r = runId;
+        assertThat(shape(raw.payloads(runId))).containsExactly(
+                "response_start",
+                "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
+                "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x3", "item_cancelled " + r + "-s1-0",
+                "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1a2-0 message", "item_delta " + r + "-s1a2-0 x5", "item_done " + r + "-s1a2-0 message",
+                "response_done");
+        assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Recovered after a broken stream.");
+        StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
+        assertThat(retrying.attempt()).isEqualTo(2);
+        assertThat(retrying.delayMs()).isPositive();
+        assertThat(retrying.error().code()).isEqualTo("overloaded_error");
+    }
+
+    @Test
+    void aStallMidStreamFallsBackToTheFallbackModelWhichIsReported() throws Exception {
+        String runId = startTurn("{\"prompt\": \"stall-fallback: hi\", \"tools\": [], \"fallbackModel\": \""
+                + FALLBACK_MODEL + "\"}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.modelId()).isEqualTo(FALLBACK_MODEL);
+        assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
+        List<StreamPayload> statuses = raw.payloads(runId).stream().filter(p -> p instanceof StreamPayload.TurnStatus).toList();
+        assertThat(statuses).extracting(p -> ((StreamPayload.TurnStatus) p).status())
+                .containsExactly("stalled", "fallback", "running");
+        StreamPayload.TurnStatus fallback = (StreamPayload.TurnStatus) statuses.get(1);
+        assertThat(fallback.fromModel()).isEqualTo("turnstream-simulated");
+        assertThat(fallback.toModel()).isEqualTo(FALLBACK_MODEL);
+    }
+
+    @Test
+    void cancelDuringTheBackoffWaitEndsTheTurnWithoutCallingAgain() throws Exception {
+        JsonNode started = startTurn("{\"prompt\": \"rate-limited-long: hi\", \"tools\": []}");
+        String runId = started.get("runId").asText();
+        await().atMost(TURN_TIMEOUT).until(() -> raw.payloads(runId).stream()
+                .anyMatch(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status())));
+
+        HttpResponse<String> cancel = post("/v1/turns/" + started.get("turnId").asText() + "/cancel", "{}");
+
+        assertThat(cancel.statusCode()).isEqualTo(202);
+        StreamPayload.ResponseDone done = awaitDone(runId);
+        assertThat(done.status()).isEqualTo("aborted");
+        assertThat(attempts.get("rate-limited-long: hi")).hasValue(1);
+        StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
+        assertThat(retrying.delayMs()).isEqualTo(20_000);
+    }
+
+    @Test
+    void anAnswerCutOffAtTheTokenLimitIsContinued() throws Exception {
+        String runId = startTurn("{\"prompt\": \"truncated: tell me\", \"tools\": [], \"maxSteps\": 1}")
+                .get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Part 1.");
+        assertThat(finalItem(runId, runId + "-s2-0").content()).isEqualTo("Part 2.");
+        assertThat(finalItem(runId, runId + "-s3-0").content()).isEqualTo("The end.");
+    }
+
+    @Test
+    void continuationStopsAfterThreeTimesWithFinishReasonLength() throws Exception {
+        String runId = startTurn("{\"prompt\": \"endless: tell me\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.LENGTH);
+        assertThat(attempts.get("endless: tell me")).hasValue(1 + MaxTokensContinuation.LIMIT);
     }
 
     @Test

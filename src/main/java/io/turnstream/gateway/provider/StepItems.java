@@ -31,6 +31,8 @@ public final class StepItems {
     private final List<ToolCallRequest> toolCalls = new ArrayList<>();
     private int nextItem;
     private int published;
+    private boolean withdrawOnRetryableFailure;
+    private boolean withdrawn;
 
     /**
      * @param idPrefix makes item ids unique within the run, e.g. {@code {runId}-s2}
@@ -88,6 +90,29 @@ public final class StepItems {
 
     public void cancelAll() {
         List.copyOf(open).forEach(Item::cancel);
+    }
+
+    /**
+     * Withdraws what the step shows: every open item is cancelled ({@code item_cancelled}), so a UI
+     * drops it, and the step can be called again under new item ids. Items already done stay.
+     */
+    public void withdraw() {
+        withdrawn = true;
+        cancelAll();
+    }
+
+    /** Whether {@link #withdraw()} was called. */
+    public boolean withdrawn() {
+        return withdrawn;
+    }
+
+    /** When set, a failure a retry may cure withdraws the open items rather than failing them: the caller will retry. */
+    public void withdrawOnRetryableFailure(boolean enabled) {
+        withdrawOnRetryableFailure = enabled;
+    }
+
+    public boolean withdrawsOnRetryableFailure() {
+        return withdrawOnRetryableFailure;
     }
 
     private void emit(StreamPayload payload) {

@@ -31,6 +31,14 @@ public final class SimulatedReply {
     private final HttpError error;
     private Double tokensPerSecond;
     private Integer stallAfterTokens;
+    private Integer failAfterTokens;
+    private String failureType;
+    private String stopReason;
+    private Usage usage;
+
+    /** Token counts to report instead of the estimate; null fields are left out of the stream. */
+    public record Usage(long inputTokens, Long cacheReadInputTokens, Long cacheCreationInputTokens) {
+    }
 
     private SimulatedReply(HttpError error) {
         this.error = error;
@@ -70,6 +78,44 @@ public final class SimulatedReply {
     public SimulatedReply stallAfterTokens(int tokens) {
         this.stallAfterTokens = tokens;
         return this;
+    }
+
+    /**
+     * Sends this many tokens, then an in-stream {@code error} event of this type (e.g.
+     * {@code overloaded_error}) and ends: a failure after output has started.
+     */
+    public SimulatedReply failAfterTokens(int tokens, String errorType) {
+        this.failAfterTokens = tokens;
+        this.failureType = errorType;
+        return this;
+    }
+
+    /** The {@code stop_reason} to end with, e.g. {@code max_tokens}; by default end_turn or tool_use. */
+    public SimulatedReply stopReason(String reason) {
+        this.stopReason = reason;
+        return this;
+    }
+
+    /** Reports these input token counts (cache reads and writes included) instead of an estimate from the request size. */
+    public SimulatedReply usage(long inputTokens, Long cacheReadInputTokens, Long cacheCreationInputTokens) {
+        this.usage = new Usage(inputTokens, cacheReadInputTokens, cacheCreationInputTokens);
+        return this;
+    }
+
+    public Integer failAfterTokens() {
+        return failAfterTokens;
+    }
+
+    public String failureType() {
+        return failureType;
+    }
+
+    public String stopReason() {
+        return stopReason;
+    }
+
+    public Usage usage() {
+        return usage;
     }
 
     public List<Block> blocks() {
