@@ -72,13 +72,11 @@ final class AgentLoop implements Runnable {
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
-    private final TurnStatusReporter status = new TurnStatusReporter(this::publish);
+    private final TurnStatusReporter reporter = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
     private final StepRetry retry;
     private final MaxTokensContinuation continuation = new MaxTokensContinuation();
-    private long promptTokens;
-    private long completionTokens;
-    private boolean usageReported;
+    private final UsageLedger usage;
 
     AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
               ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
@@ -89,7 +87,8 @@ final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.retry = new StepRetry(turn, config, client, metrics, status, this::publish, active.cancel,
+        this.usage = new UsageLedger(config.prices());
+        this.retry = new StepRetry(turn, config, client, metrics, reporter, this::publish, active.cancel,
                 calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
                         "aborted: the model call failed and was made again")));
     }
@@ -111,8 +110,8 @@ final class AgentLoop implements Runnable {
             awaitDelivery();
             count(status);
             registry.finish(turn.turnId(), status);
-            LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
-                    (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
+            LOG.info("turn finished: status {} after {} ms, usage {}", status,
+                    (System.nanoTime() - started) / 1_000_000, usage.total());
             MDC.remove("turnId");
         }
     }
@@ -126,7 +125,10 @@ final class AgentLoop implements Runnable {
         Conversation conversation = new Conversation(turn.conversation());
         for (int step = 1; step <= turn.maxSteps() + continuation.count(); step++) {
             StepOutcome outcome = retry.call(step, conversation.entries());
-            addUsage(outcome.usage());
+            Usage stepUsage = usage.add(retry.model(), outcome.usage());
+            if (stepUsage != null && outcome.status() == StepOutcome.Status.COMPLETE) {
+                reporter.stepCompleted(step, retry.model(), stepUsage);
+            }
             ensurePublishing();
             switch (outcome.status()) {
                 case ABORTED -> {
@@ -161,14 +163,14 @@ final class AgentLoop implements Runnable {
     }
 
     private String done(String finishReason) {
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason,
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage.total(), finishReason,
                 retry.model()));
         return StepOutcome.Status.COMPLETE.wire();
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null, retry.model()));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage.total(), null, retry.model()));
         return new TurnEnded(StepOutcome.Status.ABORTED.wire());
     }
 
@@ -188,7 +190,7 @@ final class AgentLoop implements Runnable {
     private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls) throws TurnEnded {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
         calls.forEach(call -> pending.put(call, active.result(call.callId())));
-        calls.forEach(status::toolPending);
+        calls.forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
@@ -227,11 +229,11 @@ final class AgentLoop implements Runnable {
                     it.remove();
                     ToolResult result = entry.getValue().join();
                     outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
-                    status.toolFinished(call, result);
+                    reporter.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
                     long at = active.started(call.callId()).join();
                     startedAt.put(call.callId(), at);
-                    status.toolRunning(call, at);
+                    reporter.toolRunning(call, at);
                 }
             }
         }
@@ -266,7 +268,7 @@ final class AgentLoop implements Runnable {
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
         publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
                 TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, System.currentTimeMillis()));
-        status.toolEnded(call, why.status(), startedAt, why.error());
+        reporter.toolEnded(call, why.status(), startedAt, why.error());
     }
 
     private String outputId(int step, int index) {
@@ -318,18 +320,6 @@ final class AgentLoop implements Runnable {
         }
     }
 
-    private void addUsage(Usage usage) {
-        if (usage != null) {
-            usageReported = true;
-            promptTokens += usage.promptTokens();
-            completionTokens += usage.completionTokens();
-        }
-    }
-
-    /** The turn's usage: every step's, summed. */
-    private Usage usage() {
-        return usageReported ? new Usage(promptTokens, completionTokens, promptTokens + completionTokens) : null;
-    }
 
     private void count(String status) {
         if (StepOutcome.Status.COMPLETE.wire().equals(status)) {

@@ -12,7 +12,7 @@ import java.time.Duration;
 public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, Integer thinkingBudget,
                             Duration stallTimeout, RetryPolicy retry, String fallbackModel,
                             Duration toolResultTimeout, int maxConcurrentTurns,
-                            double simulatedTokensPerSecond, int simulatedAnswerTokens) {
+                            double simulatedTokensPerSecond, int simulatedAnswerTokens, PriceTable prices) {
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final int DEFAULT_PORT = 8080;
@@ -34,7 +34,8 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 Duration.ofMillis(settings.getLong(PREFIX + "tool-result-timeout-ms", 600_000)),
                 (int) settings.getLong(PREFIX + "max-concurrent-turns", 256),
                 tokensPerSecond(settings),
-                (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS));
+                (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS),
+                PriceTable.from(settings));
     }
 
     private static double tokensPerSecond(Settings settings) {

@@ -4,6 +4,7 @@ import static io.turnstream.gateway.ItemInvariants.assertEveryStartedItemIsClose
 import static io.turnstream.gateway.ItemInvariants.assertFinalContentIsTheStreamedText;
 import static io.turnstream.gateway.ItemInvariants.shape;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -55,6 +56,8 @@ class GatewayTurnsTest {
     private static final HttpClient http = HttpClient.newHttpClient();
     /** Requests the provider received per prompt, for scripts that answer differently the second time. */
     private static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    /** The last request body the provider received per prompt. */
+    private static final Map<String, JsonNode> lastRequest = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void startEverything() throws Exception {
@@ -68,6 +71,7 @@ class GatewayTurnsTest {
         settings.put("turnstream.gateway.port", "0");
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
+        settings.put("turnstream.gateway.price.turnstream-simulated", "3,15,0.3,3.75");
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
         raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, GatewayTurnsTest::runTool);
     }
@@ -85,8 +89,15 @@ class GatewayTurnsTest {
      * workspace tour (list the workspace, read its README, answer from it).
      */
     private static SimulatedReply script(io.turnstream.gateway.sim.SimulatedRequest request) {
-        String prompt = request.body().at("/messages/0/content").asText();
+        String prompt = request.firstUserText();
         int attempt = attempts.computeIfAbsent(prompt, p -> new AtomicInteger()).incrementAndGet();
+        lastRequest.put(prompt, request.body());
+        if (prompt.startsWith("cached:")) {
+            return request.lastToolResults().isEmpty()
+                    ? SimulatedReply.answer().toolUse("list_files", Json.MAPPER.createObjectNode().put("path", "."))
+                            .usage(1000, null, 900L)
+                    : SimulatedReply.answer().text("Two entries.").usage(1100, 900L, 150L);
+        }
         if (prompt.startsWith("slow:")) {
             return SimulatedReply.answer().text(SimulatedText.words(5_000)).tokensPerSecond(100);
         }
@@ -154,16 +165,17 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
                 "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
                 "item_start " + r + "-s1-2 function_call", "item_done " + r + "-s1-2 function_call",
-                "tool_status pending",
+                "turn_status step_completed", "tool_status pending",
                 "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
                 "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
                 "item_start " + r + "-s2-2 function_call", "item_done " + r + "-s2-2 function_call",
-                "tool_status pending",
+                "turn_status step_completed", "tool_status pending",
                 "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s3-0 message", "item_delta " + r + "-s3-0 x26", "item_done " + r + "-s3-0 message",
+                "turn_status step_completed",
                 "response_done");
         List<StreamPayload> payloads = raw.payloads(runId);
         assertThat(payloads.get(0)).isEqualTo(new StreamPayload.ResponseStart(runId, started.get("turnId").asText(),
@@ -240,6 +252,7 @@ class GatewayTurnsTest {
                 "turn_status retrying", "turn_status running",
                 "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
                 "item_done " + runId + "-s1-0 message",
+                "turn_status step_completed",
                 "response_done");
         assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Recovered after a rate limit.");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).isEqualTo(retriesBefore + 1);
@@ -292,6 +305,7 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x3", "item_cancelled " + r + "-s1-0",
                 "turn_status retrying", "turn_status running",
                 "item_start " + r + "-s1a2-0 message", "item_delta " + r + "-s1a2-0 x5", "item_done " + r + "-s1a2-0 message",
+                "turn_status step_completed",
                 "response_done");
         assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Recovered after a broken stream.");
         StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
@@ -313,7 +327,7 @@ class GatewayTurnsTest {
         assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         List<StreamPayload> statuses = raw.payloads(runId).stream().filter(p -> p instanceof StreamPayload.TurnStatus).toList();
         assertThat(statuses).extracting(p -> ((StreamPayload.TurnStatus) p).status())
-                .containsExactly("stalled", "fallback", "running");
+                .containsExactly("stalled", "fallback", "running", "step_completed");
         StreamPayload.TurnStatus fallback = (StreamPayload.TurnStatus) statuses.get(1);
         assertThat(fallback.fromModel()).isEqualTo("turnstream-simulated");
         assertThat(fallback.toModel()).isEqualTo(FALLBACK_MODEL);
@@ -371,6 +385,55 @@ class GatewayTurnsTest {
         assertThat(done.status()).isEqualTo("complete");
         assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.FALLBACKS)).isEqualTo(fallbacksBefore + 1);
+    }
+
+    // ---- usage, cost and prompt caching ----
+
+    @Test
+    void usageOfEveryStepIsReportedPricedAndSummedWithTheCacheHits() throws Exception {
+        String runId = startTurn("{\"prompt\": \"cached: what is here?\", \"system\": \"You are terse.\"}")
+                .get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        List<StreamPayload.Usage> steps = raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus t && "step_completed".equals(t.status()))
+                .map(p -> ((StreamPayload.TurnStatus) p).usage()).toList();
+        assertThat(steps).hasSize(2);
+        StreamPayload.Usage first = steps.get(0);
+        StreamPayload.Usage second = steps.get(1);
+        assertThat(first.promptTokens()).isEqualTo(1000);
+        assertThat(first.cacheWriteTokens()).isEqualTo(900);
+        assertThat(first.cacheReadTokens()).isNull();
+        assertThat(second.cacheReadTokens()).as("the second step reads the cached prefix").isEqualTo(900);
+        assertThat(second.cacheWriteTokens()).isEqualTo(150);
+        assertThat(first.costUsd()).isCloseTo((100 * 3 + 900 * 3.75 + first.completionTokens() * 15) / 1e6, within(1e-12));
+        assertThat(second.costUsd()).isCloseTo((50 * 3 + 900 * 0.3 + 150 * 3.75 + second.completionTokens() * 15) / 1e6,
+                within(1e-12));
+        StreamPayload.Usage total = done.usage();
+        assertThat(total.promptTokens()).isEqualTo(2100);
+        assertThat(total.completionTokens()).isEqualTo(first.completionTokens() + second.completionTokens());
+        assertThat(total.totalTokens()).isEqualTo(total.promptTokens() + total.completionTokens());
+        assertThat(total.cacheReadTokens()).isEqualTo(900);
+        assertThat(total.cacheWriteTokens()).isEqualTo(1050);
+        assertThat(total.costUsd()).isCloseTo(first.costUsd() + second.costUsd(), within(1e-12));
+    }
+
+    @Test
+    void anthropicRequestsMarkSystemToolsAndTheConversationPrefixForCaching() throws Exception {
+        awaitDone(startTurn("{\"prompt\": \"cached: mark it\", \"system\": \"You are terse.\"}").get("runId").asText());
+
+        JsonNode body = lastRequest.get("cached: mark it");
+        JsonNode ephemeral = Json.MAPPER.createObjectNode().put("type", "ephemeral");
+        assertThat(body.at("/system/0/text").asText()).isEqualTo("You are terse.");
+        assertThat(body.at("/system/0/cache_control")).isEqualTo(ephemeral);
+        JsonNode tools = body.get("tools");
+        assertThat(tools.get(tools.size() - 1).get("cache_control")).isEqualTo(ephemeral);
+        JsonNode messages = body.get("messages");
+        JsonNode lastBlocks = messages.get(messages.size() - 1).get("content");
+        assertThat(lastBlocks.get(lastBlocks.size() - 1).get("type").asText()).isEqualTo("tool_result");
+        assertThat(lastBlocks.get(lastBlocks.size() - 1).get("cache_control")).isEqualTo(ephemeral);
+        assertThat(body.toString().split("cache_control", -1)).as("at most 4 breakpoints").hasSizeLessThanOrEqualTo(5);
     }
 
     // ---- the HTTP API refuses what it cannot run ----

@@ -64,6 +64,8 @@ final class ContractSamples {
                 new StreamPayload.TurnStatus("fallback", null, null, "claude-x", "claude-y", null, null, null),
                 new StreamPayload.TurnStatus("compacting", null, null, null, null, null, 180_000L, 200_000L),
                 new StreamPayload.TurnStatus("running", null, null, null, null, null, null, null),
+                new StreamPayload.TurnStatus("step_completed", null, null, null, null, null, null, null, 2, "claude-x",
+                        new StreamPayload.Usage(1200, 80, 1280, 1000L, null, 30L, 0.0021)),
                 new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", "completed", T, T + 40, null),
                 new StreamPayload.ToolStatus(null, "call-2", null, "pending", null, null, null),
                 new StreamPayload.ToolStatus("call-item", "call-3", "write_file", "aborted", T, T + 5,
@@ -117,12 +119,13 @@ final class ContractSamples {
 
     static UIStatus turnStatus(String turnId) {
         return new UIStatus(UIStatus.TURN_STATUS, turnId, "thread-1", "retrying", null, null, null, 2, 1500L, "claude-x",
-                "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"));
+                "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"), 3, "claude-x",
+                new UITurnEvent.Usage(10, 20, 30, 5L, 1L, 2L, 0.5));
     }
 
     static UIStatus toolStatus(String turnId) {
         return new UIStatus(UIStatus.TOOL_STATUS, turnId, "thread-1", "running", "call-item", "call-1", "get_weather",
-                null, null, null, null, T, null, null, null, null);
+                null, null, null, null, T, null, null, null, null, null, null, null);
     }
 
     static UITurnEvent turnError(String turnId) {

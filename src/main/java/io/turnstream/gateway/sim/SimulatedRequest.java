@@ -31,13 +31,24 @@ public record SimulatedRequest(int number, JsonNode body) {
         return false;
     }
 
+    /** The text of the first message (the conversation's opening prompt), or null. */
+    public String firstUserText() {
+        JsonNode first = body.path("messages").path(0);
+        return "user".equals(first.path("role").asText()) ? text(first) : null;
+    }
+
     /** The text of the last message when it is a user message with text; null otherwise. */
     public String lastUserText() {
         JsonNode last = lastMessage();
         if (last == null || !"user".equals(last.path("role").asText())) {
             return null;
         }
-        JsonNode content = last.path("content");
+        return text(last);
+    }
+
+    /** A message's text: its string content, or its text blocks joined; null when it has none. */
+    private static String text(JsonNode message) {
+        JsonNode content = message.path("content");
         if (content.isTextual()) {
             return content.asText();
         }

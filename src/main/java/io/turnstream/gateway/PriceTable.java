@@ -1,0 +1,84 @@
+package io.turnstream.gateway;
+
+import io.turnstream.model.StreamPayload.Usage;
+import io.turnstream.runtime.Settings;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What tokens cost, per model, in US dollars per million tokens: input, output, cache reads and
+ * cache writes. A model's price is the entry whose name is the longest prefix of the model id, so
+ * {@code claude-sonnet-4} prices {@code claude-sonnet-4-5-20250929}. Configure with
+ * {@code turnstream.gateway.price.<model prefix>=input,output[,cache read[,cache write]]}; cache
+ * prices default to the input price. A model without a price gets no cost.
+ */
+final class PriceTable {
+
+    static final String PREFIX = GatewayConfig.PREFIX + "price.";
+
+    /** USD per million tokens. */
+    record Price(double input, double output, double cacheRead, double cacheWrite) {
+    }
+
+    /** List prices at the time of writing; override them in the config file when they change. */
+    private static final Map<String, Price> DEFAULTS = Map.of(
+            "claude-opus-4", new Price(15, 75, 1.5, 18.75),
+            "claude-sonnet-4", new Price(3, 15, 0.3, 3.75),
+            "claude-haiku-4", new Price(1, 5, 0.1, 1.25),
+            "gpt-4.1", new Price(2, 8, 0.5, 2),
+            "gpt-4o", new Price(2.5, 10, 1.25, 2.5),
+            "turnstream-simulated", new Price(0, 0, 0, 0));
+
+    private final Map<String, Price> prices;
+
+    PriceTable(Map<String, Price> prices) {
+        this.prices = Map.copyOf(prices);
+    }
+
+    static PriceTable from(Settings settings) {
+        Map<String, Price> prices = new HashMap<>(DEFAULTS);
+        for (String key : settings.all().stringPropertyNames()) {
+            if (key.startsWith(PREFIX)) {
+                prices.put(key.substring(PREFIX.length()), parse(key, settings.get(key, "")));
+            }
+        }
+        return new PriceTable(prices);
+    }
+
+    private static Price parse(String key, String value) {
+        String[] parts = value.split(",");
+        try {
+            if (parts.length < 2 || parts.length > 4) {
+                throw new NumberFormatException();
+            }
+            double input = Double.parseDouble(parts[0].strip());
+            double output = Double.parseDouble(parts[1].strip());
+            double cacheRead = parts.length > 2 ? Double.parseDouble(parts[2].strip()) : input;
+            double cacheWrite = parts.length > 3 ? Double.parseDouble(parts[3].strip()) : input;
+            return new Price(input, output, cacheRead, cacheWrite);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be 'input,output[,cache read[,cache write]]' in USD per "
+                    + "million tokens, got '" + value + "'");
+        }
+    }
+
+    Optional<Price> priceOf(String model) {
+        return prices.entrySet().stream()
+                .filter(entry -> model.startsWith(entry.getKey()))
+                .max(Comparator.comparingInt(entry -> entry.getKey().length()))
+                .map(Map.Entry::getValue);
+    }
+
+    /** The cost of one model call's usage in USD, or null when the model has no price. */
+    Double cost(String model, Usage usage) {
+        return priceOf(model).map(price -> {
+            long cacheRead = usage.cacheReadTokens() == null ? 0 : usage.cacheReadTokens();
+            long cacheWrite = usage.cacheWriteTokens() == null ? 0 : usage.cacheWriteTokens();
+            long uncached = Math.max(0, usage.promptTokens() - cacheRead - cacheWrite);
+            return (uncached * price.input() + cacheRead * price.cacheRead() + cacheWrite * price.cacheWrite()
+                    + usage.completionTokens() * price.output()) / 1_000_000;
+        }).orElse(null);
+    }
+}
