@@ -91,7 +91,7 @@ public final class DemoCommand implements Callable<Integer> {
             demo.close();
             return completed ? ExitCodes.OK : ExitCodes.FAILURE;
         }
-        printHowToGoOn(demo.gatewayUrl(), out);
+        printHowToGoOn(demo.gatewayUrl(), demo.managementUrl(), out);
         stopped.await();
         return ExitCodes.OK;
     }
@@ -137,7 +137,7 @@ public final class DemoCommand implements Callable<Integer> {
         return completed;
     }
 
-    private static void printHowToGoOn(String url, PrintWriter out) {
+    private static void printHowToGoOn(String url, String managementUrl, PrintWriter out) {
         synchronized (out) {
             out.println();
             out.println("The demo keeps running; Ctrl-C stops it.");
@@ -146,6 +146,7 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("                       -d '{\"prompt\": \"What does notes/next-launch.md say?\"}'");
             out.println("  Its upserts (SSE): curl -N " + url + "/v1/turns/TURN_ID/events");
             out.println("  Its snapshot:      curl -s " + url + "/v1/turns/TURN_ID");
+            out.println("  Metrics:           curl -s " + managementUrl + "/metrics/prometheus");
             out.println("Upserts of every turn are printed below as they arrive.");
             out.println();
             out.flush();

@@ -2,9 +2,12 @@ package io.turnstream.cli;
 
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.GatewayConfig;
+import io.turnstream.gateway.security.ApiKeys;
+import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.Settings;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -16,7 +19,9 @@ import picocli.CommandLine.Option;
 @Command(name = "gateway", mixinStandardHelpOptions = true,
         description = {"Runs the LLM gateway: POST /v1/turns starts a turn whose events go to llm.raw-events.",
                 "Provider keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY (base URLs from ANTHROPIC_BASE_URL / "
-                        + "OPENAI_BASE_URL); without a key the built-in simulated provider answers."})
+                        + "OPENAI_BASE_URL); without a key the built-in simulated provider answers.",
+                "API keys (tenant:key entries) come from --api-keys-file or " + ApiKeys.ENV
+                        + "; with keys, every route but /health needs Authorization: Bearer <key>."})
 public final class GatewayCommand implements Callable<Integer> {
 
     @Mixin
@@ -30,6 +35,19 @@ public final class GatewayCommand implements Callable<Integer> {
             + "0.0.0.0 for every interface, as in a container)")
     private String host;
 
+    @Option(names = "--management-port", paramLabel = "P", defaultValue = "" + GatewayConfig.DEFAULT_MANAGEMENT_PORT,
+            description = "Port of /health (200 when the gateway's Kafka readers and producer are up, else 503), "
+                    + "/health/live and /metrics, apart from the public API (default: ${DEFAULT-VALUE}; 0 for a free one)")
+    private int managementPort;
+
+    @Option(names = "--api-keys-file", paramLabel = "FILE", description = "tenant:key entries, one per line "
+            + "(default: turnstream.gateway.api-keys-file; also read from " + ApiKeys.ENV + ")")
+    private Path apiKeysFile;
+
+    @Option(names = "--insecure", description = "Serve without API keys on a non-loopback address (anyone who "
+            + "reaches it can start turns and run tools)")
+    private boolean insecure;
+
     @Override
     public Integer call() {
         Settings settings = kafka.settings();
@@ -39,16 +57,30 @@ public final class GatewayCommand implements Callable<Integer> {
         if (host != null) {
             settings = settings.with(GatewayConfig.PREFIX + "host", host);
         }
+        settings = settings.with(GatewayConfig.MANAGEMENT_PORT, String.valueOf(managementPort));
+        if (apiKeysFile != null) {
+            settings = settings.with(SecurityConfig.API_KEYS_FILE, apiKeysFile.toAbsolutePath().toString());
+        }
+        if (insecure) {
+            settings = settings.with(SecurityConfig.INSECURE, "true");
+        }
+        try {
+            GatewayConfig config = GatewayConfig.from(settings);
+            config.security().requireSafeToListenOn(config.host());
+        } catch (IllegalArgumentException e) {
+            throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
+        }
         Topics topics = settings.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
-                topics.upserts(), topics.itemState()));
+                topics.upserts(), topics.itemState(), topics.toolDefinitions()));
         Gateway gateway;
         try {
             gateway = Gateway.start(settings);
         } catch (RuntimeException e) {
             throw new CliFailure(ExitCodes.FAILURE, "cannot start: " + Failures.describe(e), e);
         }
-        System.out.println("gateway listening on " + gateway.baseUrl());
+        System.out.println("gateway listening on " + gateway.baseUrl() + "; health and metrics on port "
+                + gateway.managementPort());
         // The gateway has no failure of its own that ends it: it runs until stopped.
         UntilStopped.run("gateway", gateway, new CompletableFuture<>());
         return ExitCodes.OK;

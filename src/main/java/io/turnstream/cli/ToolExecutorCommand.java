@@ -2,6 +2,7 @@ package io.turnstream.cli;
 
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.Failures;
+import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.Settings;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolExecutorService;
@@ -9,6 +10,7 @@ import io.turnstream.tools.ToolRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -27,6 +29,11 @@ public final class ToolExecutorCommand implements Callable<Integer> {
     @Option(names = "--workspace", required = true, description = "The directory tools may read and write; nothing outside it is touched")
     private Path workspace;
 
+    @Option(names = "--health-port", paramLabel = "P", defaultValue = "8082",
+            description = "HTTP port of /health, /health/live and /metrics/prometheus "
+                    + "(default: ${DEFAULT-VALUE}; 0 picks a free port, -1 turns it off).")
+    private int healthPort;
+
     @Override
     public Integer call() {
         if (!Files.isDirectory(workspace)) {
@@ -40,7 +47,8 @@ public final class ToolExecutorCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
         Topics topics = settings.topics();
-        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control()));
+        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control(),
+                topics.toolDefinitions()));
         try {
             service.start();
         } catch (IllegalArgumentException | IllegalStateException e) {
@@ -49,7 +57,25 @@ public final class ToolExecutorCommand implements Callable<Integer> {
         CompletableFuture<Throwable> failure = service.stopped().handle((done, error) ->
                 error instanceof CompletionException wrapped ? wrapped.getCause() : error != null ? error
                         : new IllegalStateException("the executor stopped"));
-        UntilStopped.run("tool-executor", service, failure);
+        HealthServer health;
+        try {
+            health = healthPort < 0 ? null : HealthServer.start(healthPort, () -> running(service), service.serviceMetrics());
+        } catch (IllegalStateException e) {
+            service.close();
+            throw new CliFailure(ExitCodes.FAILURE, Failures.describe(e), e);
+        }
+        UntilStopped.run("tool-executor", () -> {
+            service.close();
+            if (health != null) {
+                health.close();
+            }
+        }, failure);
         return ExitCodes.OK;
+    }
+
+    /** Up while the executor's loop runs. */
+    private static HealthServer.Status running(ToolExecutorService service) {
+        boolean up = !service.stopped().isDone();
+        return new HealthServer.Status(up, up, Map.of());
     }
 }

@@ -2,6 +2,7 @@ package io.turnstream.cli;
 
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.Failures;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.topology.TopologyConfig;
@@ -37,8 +38,8 @@ public final class TopologyCommand implements Callable<Integer> {
     private String applicationId;
 
     @Option(names = "--health-port", paramLabel = "P", defaultValue = "8081",
-            description = "HTTP port of /health (200 when RUNNING, else 503) and /health/live "
-                    + "(default: ${DEFAULT-VALUE}; 0 picks a free port, -1 turns it off).")
+            description = "HTTP port of /health (200 when RUNNING, else 503), /health/live and "
+                    + "/metrics/prometheus (default: ${DEFAULT-VALUE}; 0 picks a free port, -1 turns it off).")
     private int healthPort;
 
     @Override
@@ -61,14 +62,16 @@ public final class TopologyCommand implements Callable<Integer> {
         Topics topics = config.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.upserts(), topics.itemState(),
                 topics.toolCalls(), topics.deadLetters()));
-        StreamsService service;
-        try {
-            service = StreamsService.start(UpsertTopology.build(config), config.streamsProperties(), options);
-        } catch (IllegalStateException | KafkaException e) {
-            int code = Failures.causedBy(e, ConfigException.class) ? ExitCodes.CONFIG : ExitCodes.FAILURE;
-            throw new CliFailure(code, "cannot start the topology: " + Failures.describe(e), e);
+        try (ServiceMetrics metrics = ServiceMetrics.create("topology", settings)) {
+            StreamsService service;
+            try {
+                service = StreamsService.start(UpsertTopology.build(config), config.streamsProperties(), options, metrics);
+            } catch (IllegalStateException | KafkaException e) {
+                int code = Failures.causedBy(e, ConfigException.class) ? ExitCodes.CONFIG : ExitCodes.FAILURE;
+                throw new CliFailure(code, "cannot start the topology: " + Failures.describe(e), e);
+            }
+            UntilStopped.run("topology", service, service.failure());
         }
-        UntilStopped.run("topology", service, service.failure());
         return ExitCodes.OK;
     }
 }

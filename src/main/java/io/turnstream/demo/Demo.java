@@ -9,6 +9,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
@@ -65,6 +66,7 @@ public final class Demo implements AutoCloseable {
     private Path workspace;
     private UpsertPrinter printer;
     private Gateway gateway;
+    private String bootstrapServers;
     private String defaultProvider;
     private String defaultModel;
 
@@ -102,11 +104,15 @@ public final class Demo implements AutoCloseable {
         started.push(broker);
         broker.start();
         done("broker ready at " + broker.bootstrapServers(), begin);
+        bootstrapServers = broker.bootstrapServers();
 
         Properties base = new Properties();
         base.setProperty("bootstrap.servers", broker.bootstrapServers());
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
+        // one registry for the three services, served on the gateway's management port as /metrics/prometheus
+        ServiceMetrics metrics = ServiceMetrics.create("demo", settings);
+        started.push(metrics);
         step("creating the topics");
         TopicAdmin.createAll(settings.kafkaProperties(), topics, 1, (short) 1);
         done(String.join(", ", topics.byRole().values().stream().sorted().toList()), begin);
@@ -119,7 +125,7 @@ public final class Demo implements AutoCloseable {
                 .with("commit.interval.ms", "50");
         TopologyConfig topologyConfig = TopologyConfig.from(topologySettings);
         StreamsService topology = StreamsService.start(UpsertTopology.build(topologyConfig),
-                topologyConfig.streamsProperties(), StreamsService.Options.from(topologySettings, -1));
+                topologyConfig.streamsProperties(), StreamsService.Options.from(topologySettings, -1), metrics);
         started.push(topology);
         awaitRunning(topology);
         done("topology running", begin);
@@ -128,7 +134,8 @@ public final class Demo implements AutoCloseable {
         step("starting the tool executor in " + workspace);
         ToolExecutorService tools = new ToolExecutorService(settings
                 .with(ToolExecutorConfig.WORKSPACE, workspace.toString())
-                .with(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools"), ToolRegistry.installed());
+                .with(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools"), ToolRegistry.installed())
+                .withMetrics(metrics);
         started.push(tools);
         tools.start();
         done("tool executor running", begin);
@@ -138,7 +145,7 @@ public final class Demo implements AutoCloseable {
 
         step("starting the gateway");
         gateway = Gateway.start(settings.with(GatewayConfig.PREFIX + "port", String.valueOf(options.port())),
-                options.endpoints(), List.of());
+                options.endpoints(), List.of(), metrics);
         started.push(gateway);
         gateway.views().loaded().get();
         defaultProvider = options.provider() != null ? options.provider() : gateway.defaultProvider();
@@ -164,6 +171,16 @@ public final class Demo implements AutoCloseable {
 
     public String gatewayUrl() {
         return gateway.baseUrl();
+    }
+
+    /** Where the gateway serves health and metrics, apart from its API. */
+    public String managementUrl() {
+        return "http://127.0.0.1:" + gateway.managementPort();
+    }
+
+    /** The embedded broker, for clients of the demo's topics. */
+    public String bootstrapServers() {
+        return bootstrapServers;
     }
 
     public Path workspace() {

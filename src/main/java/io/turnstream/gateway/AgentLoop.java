@@ -20,6 +20,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -51,7 +52,8 @@ final class AgentLoop implements Runnable {
     /** Everything a turn needs to know, resolved and validated. */
     record Turn(String turnId, String threadId, String runId, Providers.Resolved provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
-                List<ToolDefinition> tools, int maxSteps) {
+                List<ToolDefinition> tools, int maxSteps, TraceContext trace,
+                String tenantId) {
     }
 
     /** The turn ended early; the terminal event is already published. */
@@ -96,6 +98,7 @@ final class AgentLoop implements Runnable {
     @Override
     public void run() {
         MDC.put("turnId", turn.turnId());
+        MDC.put("traceId", turn.trace().traceId());
         long started = System.nanoTime();
         String status = StepOutcome.Status.ERROR.wire();
         try {
@@ -113,6 +116,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn finished: status {} after {} ms, usage {}", status,
                     (System.nanoTime() - started) / 1_000_000, usage.total());
             MDC.remove("turnId");
+            MDC.remove("traceId");
         }
     }
 
@@ -120,7 +124,7 @@ final class AgentLoop implements Runnable {
         LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
                 turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
         publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
-                turn.provider().name(), System.currentTimeMillis()));
+                turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
         for (int step = 1; step <= turn.maxSteps() + continuation.count(); step++) {
@@ -290,7 +294,7 @@ final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
-        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), payload);
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
                 metrics.increment(Counter.PUBLISH_FAILURES);

@@ -1,16 +1,26 @@
 package io.turnstream.gateway;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * A request the HTTP API refuses, with the status and the message the caller sees as
- * {@code {"error": message}}. Any route may throw it.
+ * {@code {"error": message}}, and any headers the answer needs (such as {@code Retry-After}). Any route
+ * or filter may throw it.
  */
 public final class ApiError extends RuntimeException {
 
     private final int status;
+    private final Map<String, String> headers;
 
     public ApiError(int status, String message) {
+        this(status, message, Map.of());
+    }
+
+    public ApiError(int status, String message, Map<String, String> headers) {
         super(message);
         this.status = status;
+        this.headers = Map.copyOf(headers);
     }
 
     public static ApiError badRequest(String message) {
@@ -21,7 +31,18 @@ public final class ApiError extends RuntimeException {
         return new ApiError(404, message);
     }
 
+    /** 429 with {@code Retry-After} in whole seconds. */
+    public static ApiError tooManyRequests(String message, long retryAfterSeconds) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Retry-After", String.valueOf(Math.max(1, retryAfterSeconds)));
+        return new ApiError(429, message, headers);
+    }
+
     public int status() {
         return status;
+    }
+
+    public Map<String, String> headers() {
+        return headers;
     }
 }

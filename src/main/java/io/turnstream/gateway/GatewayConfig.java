@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import io.turnstream.gateway.provider.RetryPolicy;
+import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
@@ -8,20 +9,27 @@ import java.time.Duration;
 /**
  * The gateway's settings ({@code turnstream.gateway.*} and {@code turnstream.simulated.*} in the
  * config file), with their defaults.
+ *
+ * @param managementHost where health and metrics are served, apart from the public API (default: {@code host})
+ * @param managementPort 0 for a free one ({@code turnstream gateway} defaults to {@value #DEFAULT_MANAGEMENT_PORT})
  */
 public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, Integer thinkingBudget,
                             Duration stallTimeout, RetryPolicy retry, String fallbackModel,
                             Duration toolResultTimeout, int maxConcurrentTurns,
-                            double simulatedTokensPerSecond, int simulatedAnswerTokens, PriceTable prices) {
+                            double simulatedTokensPerSecond, int simulatedAnswerTokens, SecurityConfig security,
+                            String managementHost, int managementPort, PriceTable prices) {
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final int DEFAULT_PORT = 8080;
+    public static final int DEFAULT_MANAGEMENT_PORT = 8083;
+    public static final String MANAGEMENT_PORT = PREFIX + "management.port";
 
     public static GatewayConfig from(Settings settings) {
         long thinking = settings.getLong(PREFIX + "anthropic.thinking-budget", 0);
         String fallback = settings.get(PREFIX + "fallback-model", "").strip();
+        String host = settings.get(PREFIX + "host", "127.0.0.1");
         return new GatewayConfig(
-                settings.get(PREFIX + "host", "127.0.0.1"),
+                host,
                 (int) settings.getLong(PREFIX + "port", DEFAULT_PORT),
                 (int) settings.getLong(PREFIX + "max-steps", 10),
                 (int) settings.getLong(PREFIX + "max-tokens", 4096),
@@ -35,6 +43,9 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 (int) settings.getLong(PREFIX + "max-concurrent-turns", 256),
                 tokensPerSecond(settings),
                 (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS),
+                SecurityConfig.from(settings, System.getenv()),
+                settings.get(PREFIX + "management.host", host),
+                (int) settings.getLong(MANAGEMENT_PORT, 0),
                 PriceTable.from(settings));
     }
 

@@ -1,12 +1,17 @@
 package io.turnstream.gateway;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
-/** The gateway's counters, served as JSON on {@code GET /metrics}. */
+/**
+ * The gateway's counters, served as JSON on {@code GET /metrics} and, through {@link #bindTo}, as
+ * Prometheus counters {@code turnstream_gateway_<name>_total}.
+ */
 public final class GatewayMetrics {
 
     /** What is counted. */
@@ -35,6 +40,12 @@ public final class GatewayMetrics {
 
     public long get(Counter counter) {
         return counters.get(counter).sum();
+    }
+
+    /** Registers every counter as a Micrometer counter reading the same adder. */
+    public void bindTo(MeterRegistry registry) {
+        counters.forEach((counter, adder) -> FunctionCounter.builder("turnstream.gateway." + counter.key().replace('_', '.'),
+                adder, LongAdder::sum).register(registry));
     }
 
     /** Every counter by its JSON name, in declaration order. */

@@ -5,6 +5,8 @@ import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.UUID;
@@ -25,6 +27,8 @@ public final class GatewayProducer implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
     private final Topics topics;
     private final WireFormat format;
+    /** Whether the latest send that finished failed: the producer cannot reach the cluster (or is closed). */
+    private volatile boolean lastSendFailed;
 
     public GatewayProducer(Properties kafkaProperties, Topics topics, WireFormat format) {
         Properties props = new Properties();
@@ -39,10 +43,22 @@ public final class GatewayProducer implements AutoCloseable {
         this.format = format;
     }
 
-    /** Sends one event of a run; completes when the broker has it, or exceptionally when it never will. */
-    public CompletableFuture<Void> rawEvent(String runId, StreamPayload payload) {
-        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), System.currentTimeMillis(), runId, payload);
-        return send(new ProducerRecord<>(topics.rawEvents(), runId, format.write(topics.rawEvents(), event)));
+    /** Exports the producer's client metrics; they go when the producer closes. */
+    void bindTo(ServiceMetrics metrics) {
+        metrics.bind(producer);
+    }
+
+    /**
+     * Sends one event of a run, with the turn's trace context in {@code trace_context} and as headers;
+     * completes when the broker has it, or exceptionally when it never will.
+     */
+    public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
+        StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), System.currentTimeMillis(), trace.toJson(), runId,
+                payload.type(), payload);
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
+                format.write(topics.rawEvents(), event));
+        trace.addTo(record.headers());
+        return send(record);
     }
 
     public CompletableFuture<Void> control(ControlMessage message) {
@@ -53,6 +69,7 @@ public final class GatewayProducer implements AutoCloseable {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         try {
             producer.send(record, (metadata, error) -> {
+                lastSendFailed = error != null;
                 if (error != null) {
                     sent.completeExceptionally(error);
                 } else {
@@ -60,9 +77,15 @@ public final class GatewayProducer implements AutoCloseable {
                 }
             });
         } catch (RuntimeException e) {
+            lastSendFailed = true;
             sent.completeExceptionally(e);
         }
         return sent;
+    }
+
+    /** False when the latest send failed; a later successful send makes it healthy again. */
+    public boolean healthy() {
+        return !lastSendFailed;
     }
 
     @Override

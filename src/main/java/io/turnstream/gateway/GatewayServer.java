@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.javalin.Javalin;
 import io.javalin.config.RoutesConfig;
 import io.javalin.json.JavalinJackson;
+import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.Json;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's HTTP server (Javalin). It knows no routes of its own: each feature registers its
- * routes (the turns API, metrics, and later an SSE feed or a web page) through {@link Routes}.
+ * routes (the turns API, metrics, and later an SSE feed or a web page) through {@link Routes}. Every
+ * request, to whichever route, first passes the {@link RequestGuard} (keys, origins, body type and size).
  * Errors are JSON: {@code {"error": "..."}} with the status of an {@link ApiError}, 404 for unknown
  * paths, 500 (logged, details withheld) for anything unexpected.
  */
@@ -37,14 +39,16 @@ public final class GatewayServer implements AutoCloseable {
     }
 
     /** @param port 0 for a free one */
-    public static GatewayServer start(String host, int port, List<Routes> routes) {
+    public static GatewayServer start(String host, int port, RequestGuard guard, List<Routes> routes) {
         Javalin app = Javalin.create(config -> {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
             config.jsonMapper(new JavalinJackson(Json.MAPPER, false));
             config.http.defaultContentType = "application/json";
+            config.http.maxRequestSize = guard.maxBodyBytes();
             config.routes.exception(ApiError.class, (e, ctx) -> {
                 ctx.attribute(ANSWERED, true);
+                e.headers().forEach(ctx::header);
                 ctx.status(e.status()).json(error(e.getMessage()));
             });
             config.routes.exception(Exception.class, (e, ctx) -> {
@@ -56,6 +60,7 @@ public final class GatewayServer implements AutoCloseable {
                     ctx.json(error("no route " + ctx.method() + " " + ctx.path()));
                 }
             });
+            guard.register(config.routes);
             routes.forEach(r -> r.register(config.routes));
         });
         app.start(host, port);

@@ -4,6 +4,7 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.util.List;
@@ -39,6 +40,11 @@ final class TurnInbox implements AutoCloseable {
                 List.of(topics.toolResults(), topics.control()), TopicReader.Start.END, this::dispatch);
     }
 
+    /** Exports the reader's consumer metrics. */
+    void bindTo(ServiceMetrics serviceMetrics) {
+        reader.bindTo(serviceMetrics);
+    }
+
     private void dispatch(ConsumerRecord<String, byte[]> record) {
         try {
             if (record.topic().equals(topics.toolResults())) {
@@ -67,6 +73,10 @@ final class TurnInbox implements AutoCloseable {
             LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(),
                     record.offset(), e.getMessage());
         }
+    }
+
+    boolean healthy() {
+        return reader.healthy();
     }
 
     @Override

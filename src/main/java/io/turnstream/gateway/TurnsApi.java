@@ -4,13 +4,16 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.Json;
+import io.turnstream.runtime.TraceContext;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The turns API: {@code POST /v1/turns}, {@code POST /v1/turns/{turnId}/cancel},
- * {@code GET /v1/turns/{turnId}} (a snapshot: status and the current state of every item), plus {@code GET /metrics} and {@code GET /health}.
+ * {@code GET /v1/turns/{turnId}} (a snapshot: status and the current state of every item). Health and metrics
+ * are on the gateway's management port.
  */
 final class TurnsApi implements GatewayServer.Routes {
 
@@ -25,12 +28,13 @@ final class TurnsApi implements GatewayServer.Routes {
         routes.post("/v1/turns", this::start);
         routes.post("/v1/turns/{turnId}/cancel", this::cancel);
         routes.get("/v1/turns/{turnId}", this::status);
-        routes.get("/metrics", ctx -> ctx.json(gateway.metrics().snapshot()));
-        routes.get("/health", ctx -> ctx.json(Map.of("status", "ok")));
     }
 
     private void start(Context ctx) {
-        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()));
+        TraceContext trace = TraceContext.fromHttp(ctx::header);
+        TurnStatus turn = gateway.startTurn(TurnRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
+        // the turn's trace, also when the request brought none and a fresh one was started
+        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
         Map<String, String> body = new LinkedHashMap<>();
         body.put("turnId", turn.turnId());
         body.put("threadId", turn.threadId());

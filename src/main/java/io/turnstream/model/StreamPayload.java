@@ -38,9 +38,17 @@ public sealed interface StreamPayload {
     @JsonIgnore
     String type();
 
+    /** {@code tenantId}: the tenant whose API key started the turn; null when the gateway runs without keys. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record ResponseStart(String responseId, String turnId, String threadId, String agentId,
-                         String modelId, String providerId, long createdAt) implements StreamPayload {
+                         String modelId, String providerId, long createdAt, String tenantId) implements StreamPayload {
+
+        /** A turn of no tenant. */
+        public ResponseStart(String responseId, String turnId, String threadId, String agentId,
+                             String modelId, String providerId, long createdAt) {
+            this(responseId, turnId, threadId, agentId, modelId, providerId, createdAt, null);
+        }
+
         @Override
         public String type() {
             return RESPONSE_START;

@@ -10,16 +10,27 @@ public final class Failures {
     }
 
     /**
-     * The outermost message and, when different, the root cause, e.g.
-     * {@code Error encountered sending record to topic llm.upserts (caused by RecordTooLargeException: ...)}.
+     * The outermost message, the messages of the causes between that add to it, and the root cause, e.g.
+     * {@code Exception caught in process ...: Error encountered sending record to topic llm.upserts
+     * (caused by RecordTooLargeException: ...)}. The middle matters: Kafka Streams names the failing
+     * topic there when a send error surfaces in the next {@code process()}.
      */
     public static String describe(Throwable failure) {
         Throwable root = rootCause(failure);
-        String outer = messageOf(failure);
-        String line = root == failure || outer.contains(String.valueOf(root.getMessage())) ? outer
-                : outer + " (caused by " + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+        StringBuilder line = new StringBuilder(messageOf(failure));
+        Set<Throwable> seen = new HashSet<>();
+        for (Throwable t = failure.getCause(); t != null && t != root && seen.add(t); t = t.getCause()) {
+            String message = t.getMessage();
+            if (message != null && !message.isBlank() && line.indexOf(message) < 0) {
+                line.append(": ").append(message);
+            }
+        }
+        String rootType = root.getClass().getSimpleName();
+        if (root != failure && (line.indexOf(String.valueOf(root.getMessage())) < 0 || line.indexOf(rootType) < 0)) {
+            line.append(" (caused by ").append(rootType).append(": ").append(root.getMessage()).append(')');
+        }
         // Kafka's messages span lines; an error report stays on one
-        return line.strip().replaceAll("\\s*\\R\\s*", " ");
+        return line.toString().strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     public static Throwable rootCause(Throwable failure) {

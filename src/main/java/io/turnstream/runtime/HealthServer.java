@@ -9,6 +9,7 @@ import java.util.function.Supplier;
  * Liveness and readiness over HTTP for a long-running service: {@code GET /health} answers 200 when
  * the service is ready to do its work and 503 otherwise; {@code GET /health/live} answers 503 only
  * when the service is dead and should be restarted. The body is the service's status as JSON.
+ * {@code GET /metrics/prometheus} serves the service's metrics (see {@link ServiceMetrics}).
  */
 public final class HealthServer implements AutoCloseable {
 
@@ -23,11 +24,27 @@ public final class HealthServer implements AutoCloseable {
     }
 
     /** Starts serving on all interfaces; {@code port} 0 picks a free one (see {@link #port()}). */
-    public static HealthServer start(int port, Supplier<Status> status) {
+    public static HealthServer start(int port, Supplier<Status> status, ServiceMetrics metrics) {
+        return start(null, port, status, metrics, Map.of());
+    }
+
+    /**
+     * A management server: health, the metrics, plus more read-only JSON routes (such as a service's own counters).
+     *
+     * @param host the address to listen on; null for all interfaces
+     * @param jsonRoutes path -> what it answers, as JSON
+     */
+    public static HealthServer start(String host, int port, Supplier<Status> status, ServiceMetrics metrics,
+                                     Map<String, Supplier<Object>> jsonRoutes) {
         Javalin server = Javalin.create(config -> {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
             config.jetty.port = port;
+            if (host != null) {
+                config.jetty.host = host;
+            }
+            jsonRoutes.forEach((path, answer) -> config.routes.get(path,
+                    ctx -> ctx.contentType("application/json").result(Json.toString(answer.get()))));
             config.routes.get("/health", ctx -> {
                 Status now = status.get();
                 ctx.status(now.ready() ? 200 : 503).contentType("application/json").result(body(now));
@@ -36,6 +53,7 @@ public final class HealthServer implements AutoCloseable {
                 Status now = status.get();
                 ctx.status(now.live() ? 200 : 503).contentType("application/json").result(body(now));
             });
+            metrics.serve(config.routes);
         });
         try {
             server.start();

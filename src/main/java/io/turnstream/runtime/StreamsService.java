@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * are logged, {@code /health} tells readiness (RUNNING) and liveness, and {@link #close()} shuts
  * down gracefully: in-flight work is committed and the group is left so that other instances take
  * over at once. Kafka's JmxReporter publishes the Streams metrics under the MBean domain
- * {@code kafka.streams} (and the clients' under {@code kafka.consumer}, {@code kafka.producer}).
+ * {@code kafka.streams} (and the clients' under {@code kafka.consumer}, {@code kafka.producer}); the
+ * same metrics, custom sensors included, are bound to a {@link ServiceMetrics} served with the health
+ * endpoint as {@code /metrics/prometheus}.
  */
 public final class StreamsService implements AutoCloseable {
 
@@ -49,9 +51,13 @@ public final class StreamsService implements AutoCloseable {
     private final Options options;
     private final ThreadReplacementBudget replacements;
     private final CompletableFuture<Throwable> failure = new CompletableFuture<>();
+    private final ServiceMetrics metrics;
+    private final boolean ownsMetrics;
+    private final AutoCloseable metricsBinding;
     private HealthServer health;
 
-    private StreamsService(Topology topology, Properties streamsProperties, Options options) {
+    private StreamsService(Topology topology, Properties streamsProperties, Options options, ServiceMetrics metrics,
+                           boolean ownsMetrics) {
         this.applicationId = streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         this.staticMember = streamsProperties.containsKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         this.options = options;
@@ -64,15 +70,39 @@ public final class StreamsService implements AutoCloseable {
                 System::nanoTime);
         streams.setUncaughtExceptionHandler(replacements);
         streams.setStateListener(this::onStateChange);
+        this.metrics = metrics;
+        this.ownsMetrics = ownsMetrics;
+        this.metricsBinding = metrics.bind(streams);
     }
 
-    /** Starts the application and, unless disabled, its health endpoint. */
+    /** Starts the application and, unless disabled, its health endpoint, with metrics of its own. */
     public static StreamsService start(Topology topology, Properties streamsProperties, Options options) {
-        StreamsService service = new StreamsService(topology, streamsProperties, options);
+        return start(topology, streamsProperties, options,
+                ServiceMetrics.create("topology", Settings.of(new Properties())), true);
+    }
+
+    /** As {@link #start(Topology, Properties, Options)}, with its metrics in the caller's registry (closed by the caller). */
+    public static StreamsService start(Topology topology, Properties streamsProperties, Options options,
+                                       ServiceMetrics metrics) {
+        return start(topology, streamsProperties, options, metrics, false);
+    }
+
+    private static StreamsService start(Topology topology, Properties streamsProperties, Options options,
+                                        ServiceMetrics metrics, boolean ownsMetrics) {
+        StreamsService service;
+        try {
+            service = new StreamsService(topology, streamsProperties, options, metrics, ownsMetrics);
+        } catch (RuntimeException e) {
+            if (ownsMetrics) {
+                metrics.close();
+            }
+            throw e;
+        }
         try {
             if (options.healthPort() >= 0) {
-                service.health = HealthServer.start(options.healthPort(), service::status);
-                LOG.info("health endpoint on http://0.0.0.0:{}/health", service.health.port());
+                service.health = HealthServer.start(options.healthPort(), service::status, metrics);
+                LOG.info("health endpoint on http://0.0.0.0:{}/health, metrics on {}", service.health.port(),
+                        ServiceMetrics.SCRAPE_PATH);
             }
             service.streams.start();
         } catch (RuntimeException e) {
@@ -143,6 +173,14 @@ public final class StreamsService implements AutoCloseable {
         }
         if (health != null) {
             health.close();
+        }
+        try {
+            metricsBinding.close();
+        } catch (Exception e) {
+            LOG.debug("unbinding the Streams metrics failed", e);
+        }
+        if (ownsMetrics) {
+            metrics.close();
         }
     }
 }

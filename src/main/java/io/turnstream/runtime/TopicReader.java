@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
@@ -41,6 +42,8 @@ public final class TopicReader implements AutoCloseable {
     private final Map<TopicPartition, Long> endAtStart;
     private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
     private final Thread thread;
+    /** The consumer's open connections to brokers; its value may be read from any thread. */
+    private final Metric connections;
     private volatile boolean running = true;
 
     /**
@@ -76,14 +79,29 @@ public final class TopicReader implements AutoCloseable {
             consumer.close();
             throw e;
         }
+        this.connections = consumer.metrics().values().stream()
+                .filter(metric -> metric.metricName().name().equals("connection-count")
+                        && metric.metricName().group().equals("consumer-metrics"))
+                .findFirst().orElse(null);
         this.thread = new Thread(this::run, name);
         this.thread.setDaemon(true);
         this.thread.start();
     }
 
+    /** Exports the reader's consumer metrics. */
+    public void bindTo(ServiceMetrics metrics) {
+        metrics.bind(consumer);
+    }
+
     /** Completes once everything that was in the topics when this reader was made has been handled. */
     public CompletableFuture<Void> caughtUp() {
         return caughtUp;
+    }
+
+    /** True while the reader reads and is connected to a broker; false once it stopped or lost the cluster. */
+    public boolean healthy() {
+        return running && thread.isAlive()
+                && (connections == null || ((Number) connections.metricValue()).doubleValue() > 0);
     }
 
     private Set<TopicPartition> partitions() {

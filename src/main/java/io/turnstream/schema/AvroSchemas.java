@@ -2,6 +2,7 @@ package io.turnstream.schema;
 
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.PublishedTool;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
@@ -56,6 +57,7 @@ public final class AvroSchemas {
         files.put(ToolResult.class, "ToolResult.avsc");
         files.put(ControlMessage.class, "ControlMessage.avsc");
         files.put(ItemAppend.class, "ItemAppend.avsc");
+        files.put(PublishedTool.class, "PublishedTool.avsc");
         return Collections.unmodifiableMap(files);
     }
 

@@ -29,7 +29,7 @@ final class ExecutorTopics {
     static void ensure(Properties clientProps, Topics topics, ToolExecutorConfig config) {
         try (Admin admin = Admin.create(clientProps)) {
             Set<String> existing = admin.listTopics().names().get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            List<String> missing = List.of(topics.toolCalls(), topics.toolResults(), topics.control()).stream()
+            List<String> missing = List.of(topics.toolCalls(), topics.toolResults(), topics.control(), topics.toolDefinitions()).stream()
                     .filter(name -> !existing.contains(name)).toList();
             if (!missing.isEmpty()) {
                 throw new IllegalStateException("topics " + missing + " do not exist; create the contract's topics first "

@@ -19,12 +19,13 @@ import java.util.Optional;
  * @param maxInFlight     the most calls one instance holds (queued or running); above it, it stops fetching
  * @param turnMemory      how long an idle turn's state and a turn's cancellation are remembered
  * @param ledgerRetention how long the ledger keeps a call's mark; longer than a call can wait to be redelivered
+ * @param workspacePerThread each thread's calls in a directory of their own below their tenant's (see {@link Workspaces})
  */
 public record ToolExecutorConfig(Path workspace, String groupId, String instanceId, int maxConcurrency, int maxInFlight,
                                  Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
                                  OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
                                  Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
-                                 String deadLetterTopic) {
+                                 String deadLetterTopic, boolean workspacePerThread) {
 
     public static final String PREFIX = "turnstream.tool-executor.";
     public static final String WORKSPACE = PREFIX + "workspace";
@@ -59,7 +60,8 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 Duration.ofMillis(settings.getLong(PREFIX + "shutdown-grace-ms", 10_000)),
                 settings.get("turnstream.topic.tool-ledger", "llm.tool-ledger"),
                 Duration.ofMillis(settings.getLong(PREFIX + "ledger-retention-ms", Duration.ofDays(7).toMillis())),
-                settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq"));
+                settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq"),
+                bool(settings, "workspace-per-thread", false));
     }
 
     /** The timeout of a tool's calls: configured for it, else its own, else the default; never above the maximum. */

@@ -9,6 +9,7 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.metrics.JmxReporter;
 import org.apache.kafka.common.metrics.KafkaMetricsContext;
 import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.MetricsReporter;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.Avg;
@@ -23,7 +24,8 @@ import org.apache.kafka.common.utils.Time;
  * {@code calls-total}, {@code calls-rate}, {@code errors-total}, {@code timeouts-total},
  * {@code duration-avg-ms}, {@code duration-max-ms} (over the last minute); per instance {@code in-flight}
  * (calls running), {@code queued} (calls waiting for their turn), {@code paused-partitions} and
- * {@code dead-letters-total}.
+ * {@code dead-letters-total}. The same metrics go to Prometheus through the reporter given to the
+ * constructor, as {@code turnstream_tool_executor_calls_total{tool=...}} and so on.
  */
 public final class ToolExecutorMetrics implements AutoCloseable {
 
@@ -34,8 +36,8 @@ public final class ToolExecutorMetrics implements AutoCloseable {
     private final Metrics metrics;
     private final Map<String, String> instanceTags;
 
-    public ToolExecutorMetrics(String instanceId) {
-        this.metrics = new Metrics(new MetricConfig(), List.of(new JmxReporter()), Time.SYSTEM,
+    public ToolExecutorMetrics(String instanceId, MetricsReporter prometheus) {
+        this.metrics = new Metrics(new MetricConfig(), List.of(new JmxReporter(), prometheus), Time.SYSTEM,
                 new KafkaMetricsContext("turnstream.tools"));
         this.instanceTags = Map.of("instance-id", instanceId);
     }

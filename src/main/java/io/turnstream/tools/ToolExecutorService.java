@@ -7,7 +7,9 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -19,6 +21,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -74,9 +77,14 @@ public final class ToolExecutorService implements AutoCloseable {
     private final CallLedger ledger;
     private final OffsetTracker offsets = new OffsetTracker();
     private final Queue<Outgoing> outgoing = new ConcurrentLinkedQueue<>();
+    /** The trace context of each call read and not yet answered, copied onto its result's headers. */
+    private final Map<RecordPosition, TraceContext> traces = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     private ToolExecutorMetrics metrics;
+    private ServiceMetrics serviceMetrics;
+    private boolean ownsServiceMetrics;
+    private AutoCloseable producerMetrics;
     private ToolScheduler scheduler;
     private KafkaProducer<String, byte[]> producer;
     private KafkaConsumer<String, byte[]> consumer;
@@ -128,6 +136,12 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
+    /** Puts this executor's meters in the caller's registry (closed by the caller) instead of one of its own; before {@link #start()}. */
+    public synchronized ToolExecutorService withMetrics(ServiceMetrics shared) {
+        this.serviceMetrics = shared;
+        return this;
+    }
+
     /**
      * Checks the workspace and topics (creating the executor's own ledger and dead-letter topics when
      * missing), joins the consumer group and starts polling. Throws with a clear message when it cannot.
@@ -139,12 +153,19 @@ public final class ToolExecutorService implements AutoCloseable {
         try {
             Workspace workspace = new Workspace(config.workspace());
             ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
-            metrics = new ToolExecutorMetrics(config.instanceId());
+            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId());
+            if (serviceMetrics == null) {
+                serviceMetrics = ServiceMetrics.create("tool-executor", settings);
+                ownsServiceMetrics = true;
+            }
+            metrics = new ToolExecutorMetrics(config.instanceId(), serviceMetrics.reporter("turnstream"));
             scheduler = new ToolScheduler(registry, config, workspace, new ToKafka());
             metrics.gauges(scheduler::running, scheduler::queued, () -> pausedPartitions);
             producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
             producer.initTransactions();
+            producerMetrics = serviceMetrics.bind(producer);
             consumer = new KafkaConsumer<>(groupConsumerProperties(), new StringDeserializer(), new ByteArrayDeserializer());
+            serviceMetrics.bind(consumer);
             ledgerReader = new KafkaConsumer<>(plainConsumerProperties("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
             cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire, config.turnMemory(),
                     scheduler::cancelTurn).start();
@@ -169,6 +190,11 @@ public final class ToolExecutorService implements AutoCloseable {
 
     public ToolExecutorMetrics metrics() {
         return metrics;
+    }
+
+    /** Every meter of this executor, for {@code /metrics/prometheus}; null before {@link #start()}. */
+    public ServiceMetrics serviceMetrics() {
+        return serviceMetrics;
     }
 
     /** Completes when the service stops: normally after {@link #close()}, exceptionally when it failed. */
@@ -271,7 +297,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 return;
             }
             call = new ToolCall(call.callId(), record.key(), call.threadId(), call.runId(), call.itemId(), call.toolName(),
-                    call.arguments(), call.requestedAt());
+                    call.arguments(), call.requestedAt(), call.tenantId());
         }
         MDC.put("turnId", call.turnId());
         try {
@@ -280,6 +306,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 LOG.info("call {} at offset {} was answered or is in progress already; not run again", call.callId(), record.offset());
                 offsets.answered(position);
             } else if (mark == CallLedger.Mark.STARTED) {
+                rememberTrace(record, position);
                 LOG.warn("call {} of non-idempotent tool {} was started before a restart; answering outcome unknown",
                         call.callId(), call.toolName());
                 outgoing.add(new Answer(call, position, ToolResults.refusal(call, ToolErrors.OUTCOME_UNKNOWN,
@@ -287,10 +314,19 @@ public final class ToolExecutorService implements AutoCloseable {
                                 + "unknown: it was not run again because it is not idempotent. Check its effects before "
                                 + "calling it again.")));
             } else {
+                rememberTrace(record, position);
                 scheduler.submit(call, position);
             }
         } finally {
             MDC.remove("turnId");
+        }
+    }
+
+    /** A call that will be answered: its result carries the call's trace context. */
+    private void rememberTrace(ConsumerRecord<String, byte[]> record, RecordPosition position) {
+        TraceContext trace = TraceContext.fromHeaders(record.headers());
+        if (trace != null) {
+            traces.put(position, trace);
         }
     }
 
@@ -348,8 +384,13 @@ public final class ToolExecutorService implements AutoCloseable {
 
     private void send(Outgoing item) {
         if (item instanceof Answer answer) {
-            producer.send(new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
-                    wire.write(topics.toolResults(), answer.result())));
+            ProducerRecord<String, byte[]> result = new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
+                    wire.write(topics.toolResults(), answer.result()));
+            TraceContext trace = traces.remove(answer.position());
+            if (trace != null) {
+                trace.addTo(result.headers());
+            }
+            producer.send(result);
             producer.send(ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
         } else if (item instanceof StartMarker marker) {
             producer.send(ledger.record(marker.call().call, marker.call().position, CallLedger.Mark.STARTED));
@@ -403,10 +444,12 @@ public final class ToolExecutorService implements AutoCloseable {
     /** A new producer with the same transactional id, which aborts whatever the old one left open. */
     private void replaceProducer() {
         producer.close(Duration.ZERO);
+        closeQuietly(producerMetrics);
         while (true) {
             producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
             try {
                 producer.initTransactions();
+                producerMetrics = serviceMetrics.bind(producer);
                 return;
             } catch (TimeoutException e) {
                 producer.close(Duration.ZERO);
@@ -421,6 +464,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private void rewind(Collection<TopicPartition> partitions) {
         scheduler.dropAll();
         outgoing.clear();
+        traces.clear();
         ledger.forgetSeen();
         offsets.clear();
         Map<TopicPartition, OffsetAndMetadata> committed = committed(partitions);
@@ -529,6 +573,7 @@ public final class ToolExecutorService implements AutoCloseable {
         private void forget(Collection<TopicPartition> partitions) {
             scheduler.dropPartitions(partitions);
             outgoing.removeIf(item -> partitions.contains(positionOf(item).partition()));
+            traces.keySet().removeIf(position -> partitions.contains(position.partition()));
             ledger.forget(partitions);
             offsets.forget(partitions);
         }
@@ -586,13 +631,19 @@ public final class ToolExecutorService implements AutoCloseable {
     private void closeQuietly() {
         // a producer that cannot reach the broker would wait forever for its unsent records: they are not needed
         AutoCloseable producerClose = producer == null ? null : () -> producer.close(Duration.ofSeconds(5));
-        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producerClose, metrics}) {
-            if (closeable != null) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    LOG.debug("closing {} failed", closeable.getClass().getSimpleName(), e);
-                }
+        AutoCloseable ownMetrics = ownsServiceMetrics ? serviceMetrics : null;
+        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, producerClose, metrics,
+                ownMetrics}) {
+            closeQuietly(closeable);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable != null) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.debug("closing {} failed", closeable.getClass().getSimpleName(), e);
             }
         }
     }

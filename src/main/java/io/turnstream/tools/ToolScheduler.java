@@ -125,7 +125,7 @@ final class ToolScheduler implements AutoCloseable {
 
     private final ToolRegistry registry;
     private final ToolExecutorConfig config;
-    private final Workspace workspace;
+    private final Workspaces workspaces;
     private final Outcomes outcomes;
     private final ExecutorService workers = Executors.newCachedThreadPool(daemonThreads("turnstream-tool-"));
     private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, daemonThreads("turnstream-tool-timer-"));
@@ -134,10 +134,11 @@ final class ToolScheduler implements AutoCloseable {
     private final Map<String, ScheduledCall> unresolved = new HashMap<>();
     private int running;
 
+    /** @param workspace the root; each tenant's calls run in their own directory below it (see {@link Workspaces}) */
     ToolScheduler(ToolRegistry registry, ToolExecutorConfig config, Workspace workspace, Outcomes outcomes) {
         this.registry = registry;
         this.config = config;
-        this.workspace = workspace;
+        this.workspaces = new Workspaces(workspace, config.workspacePerThread());
         this.outcomes = outcomes;
         timers.setRemoveOnCancelPolicy(true);
     }
@@ -249,8 +250,8 @@ final class ToolScheduler implements AutoCloseable {
     private void run(ScheduledCall call) {
         MDC.put("turnId", call.call.turnId());
         try {
-            ToolContext context = new ToolContext(call.call.callId(), call.call.turnId(), workspace, config.limits(),
-                    () -> call.cancelled);
+            ToolContext context = new ToolContext(call.call.callId(), call.call.turnId(), workspaces.of(call.call),
+                    config.limits(), () -> call.cancelled);
             JsonNode output = call.tool.execute(call.arguments, context);
             finish(call, ToolResults.success(call.call, config.limits().cap(output), call.startedAt), false);
         } catch (ToolException e) {

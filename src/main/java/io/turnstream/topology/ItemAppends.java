@@ -78,7 +78,7 @@ final class ItemAppends {
         long now = context.currentSystemTimeMs();
         ItemAppend append = new ItemAppend(turn.turnId, item.itemId, ++turn.appendSeq, item.appendedCodePoints, text, now);
         byte[] bytes = config.wireFormat().write(config.topics().itemAppends(), append);
-        context.forward(new Record<>(turn.turnId, bytes, now), UpsertTopology.ITEM_APPENDS_SINK);
+        context.forward(new Record<>(turn.turnId, bytes, now, TurnTrace.headers(turn)), UpsertTopology.ITEM_APPENDS_SINK);
         item.appendedCodePoints += text.codePointCount(0, text.length());
     }
 }

@@ -37,6 +37,6 @@ final class StatusUpserts {
     static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {
         String status = done.status() != null ? done.status() : "complete";
         return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
-                UpsertEmitter.usage(done.usage()), null, done.finishReason());
+                UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason());
     }
 }

@@ -15,6 +15,11 @@ final class TurnState {
     String threadId;
     String modelId;
     String providerId;
+    /** From {@code response_start}; carried on turn events and tool calls. Null for a turn of no tenant. */
+    String tenantId;
+    /** The W3C trace context of the turn, copied to the headers of what it emits (see {@link TurnTrace}); null without one. */
+    String traceparent;
+    String tracestate;
     /** The last {@code seq} emitted for this turn; the next record gets {@code seq + 1}. */
     long seq;
     /** The last {@code seq} on {@code llm.item-appends}, a sequence of its own. */

@@ -31,14 +31,16 @@ final class UpsertEmitter {
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
                 payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
-        context.forward(new Record<>(turn.turnId, upsertBytes, now), UpsertTopology.UPSERTS_SINK);
+        context.forward(new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)), UpsertTopology.UPSERTS_SINK);
         byte[] stateBytes = config.wireFormat().write(config.topics().itemState(), envelope);
-        context.forward(new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now), UpsertTopology.ITEM_STATE_SINK);
+        context.forward(new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now, TurnTrace.headers(turn)),
+                UpsertTopology.ITEM_STATE_SINK);
     }
 
-    void publish(ToolCall call) {
+    void publish(TurnState turn, ToolCall call) {
         byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
-        context.forward(new Record<>(call.turnId(), bytes, call.requestedAt()), UpsertTopology.TOOL_CALLS_SINK);
+        context.forward(new Record<>(call.turnId(), bytes, call.requestedAt(), TurnTrace.headers(turn)),
+                UpsertTopology.TOOL_CALLS_SINK);
     }
 
     /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle, and so on: {@link UiPayload#stateKey()}. */

@@ -114,7 +114,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 deadLetters.send(record, turn.closed ? "response_start for a turn that already closed" : "duplicate response_start");
                 return;
             }
-            startTurn(runId, start);
+            startTurn(runId, start, event, record);
             return;
         }
         if (turn == null) {
@@ -162,18 +162,20 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         throw new IllegalStateException("unhandled payload " + payload.type());
     }
 
-    private void startTurn(String runId, ResponseStart start) {
+    private void startTurn(String runId, ResponseStart start, StreamEvent event, Record<String, byte[]> record) {
         TurnState turn = new TurnState();
+        TurnTrace.remember(turn, event, record.headers());
         turn.runId = runId;
         turn.turnId = start.turnId();
         turn.threadId = start.threadId();
         turn.modelId = start.modelId();
         turn.providerId = start.providerId();
+        turn.tenantId = start.tenantId();
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
         lastActivity.put(runId, now());
         emitter.emit(turn, new UITurnEvent(UITurnEvent.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
-                turn.providerId, null, null, null));
+                turn.providerId, null, null, null, turn.tenantId));
         turns.put(runId, turn);
     }
 
@@ -280,8 +282,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         String callId = firstNonNull(item.callId, item.itemId);
         UIUpsert upsert = toolCallUpsert(turn, item, UIUpsert.COMPLETED, arguments, callId);
         emitter.emit(turn, upsert);
-        emitter.publish(new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
-                upsert.toolArguments(), now()));
+        emitter.publish(turn, new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
+                upsert.toolArguments(), now(), turn.tenantId));
     }
 
     private void completeToolOutput(TurnState turn, ItemState item, OutputItem finalItem) {
@@ -382,7 +384,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
 
     private static UITurnEvent turnEvent(String type, TurnState turn, String status, UITurnEvent.Usage usage, ErrorInfo error) {
         return new UITurnEvent(type, turn.turnId, turn.threadId, null, null, status, usage,
-                error == null ? null : ErrorInfo.of(error.code(), error.message()));
+                error == null ? null : ErrorInfo.of(error.code(), error.message()), turn.tenantId);
     }
 
     private void onWallClock(long nowMs) {

@@ -69,6 +69,15 @@ class DockerComposeTest {
     }
 
     @Test
+    void theGatewayOnEveryInterfaceRequiresApiKeysAndKeepsItsManagementPortLocal() {
+        JsonNode gateway = compose.at("/services/gateway");
+        assertThat(gateway.at("/environment/TURNSTREAM_API_KEYS").asText()).as("no default key: compose refuses to start without one")
+                .startsWith("${TURNSTREAM_API_KEYS:?");
+        assertThat(gateway.get("command").toString()).doesNotContain("--insecure").contains("--management-port");
+        assertThat(gateway.get("ports").toString()).contains("127.0.0.1:8083:8083");
+    }
+
+    @Test
     void theServicesAreBuiltByTheRepositorysDockerfileAndWaitForTheTopics() throws IOException {
         String dockerfile = Files.readString(Path.of("Dockerfile"));
         assertThat(dockerfile).contains("FROM eclipse-temurin:17", "-DskipTests package", "target/turnstream.jar");

@@ -26,6 +26,8 @@ import io.turnstream.model.Topics;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.tools.PublishedTools;
+import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -65,6 +67,8 @@ class GatewayTurnsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
+        // the stub executor below runs the installed tools: publish them as a real executor does
+        PublishedTools.publish(broker.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
         provider = SimulatedAnthropicServer.start(0, GatewayTurnsTest::script, 0);
         Properties settings = new Properties();
         settings.put("bootstrap.servers", broker.bootstrapServers());
@@ -462,8 +466,10 @@ class GatewayTurnsTest {
     }
 
     @Test
-    void metricsAreServedAsJson() throws Exception {
-        HttpResponse<String> metrics = get("/metrics");
+    void metricsAreServedAsJsonOnTheManagementPort() throws Exception {
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + gateway.managementPort() + "/metrics")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
 
         assertThat(metrics.statusCode()).isEqualTo(200);
         JsonNode counters = Json.fromString(metrics.body(), JsonNode.class);

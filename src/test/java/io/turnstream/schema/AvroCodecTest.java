@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.PublishedTool;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
@@ -34,7 +35,7 @@ class AvroCodecTest {
     @Test
     void everyTopicValueTypeHasASchemaAndSamples() {
         assertThat(AvroSchemas.FILES.keySet()).containsExactly(StreamEvent.class, UpsertEnvelope.class,
-                ToolCall.class, ToolResult.class, ControlMessage.class, ItemAppend.class);
+                ToolCall.class, ToolResult.class, ControlMessage.class, ItemAppend.class, PublishedTool.class);
         assertThat(ContractSamples.all()).extracting(Object::getClass).map(Class.class::cast)
                 .containsAll(AvroSchemas.FILES.keySet());
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.PublishedTool;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
@@ -37,6 +38,7 @@ final class ContractSamples {
         return List.of(
                 new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", "agent-7", "claude-x", "anthropic", T),
                 new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", null, "gpt-x", "openai", T),
+                new StreamPayload.ResponseStart("resp-1", "turn-1", "thread-1", null, "gpt-x", "openai", T, "tenant-a"),
                 new StreamPayload.ItemStart("item-1", "message", "Hello", null, null, null, "agent"),
                 new StreamPayload.ItemStart("call-item", "function_call", null, "get_weather",
                         json("{\"city\":\"Paris\",\"days\":[1,2]}"), "call-1", null),
@@ -109,12 +111,12 @@ final class ContractSamples {
 
     static UITurnEvent turnCompleted(String turnId) {
         return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-x", "anthropic", "complete",
-                new UITurnEvent.Usage(10, 20, 30), null);
+                new UITurnEvent.Usage(10, 20, 30), null, "tenant-a");
     }
 
     static UITurnEvent turnCompletedWithEverything(String turnId) {
         return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-fallback", null, "complete",
-                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "max_steps");
+                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "tenant-a", "max_steps");
     }
 
     static UIStatus turnStatus(String turnId) {
@@ -159,7 +161,9 @@ final class ContractSamples {
         return List.of(
                 new ToolCall("call-1", "turn-1", "thread-1", "run-1", "call-item", "get_weather",
                         json("{\"city\":\"Paris\",\"nested\":{\"a\":[1,2,3]}}"), T),
-                new ToolCall("call-2", "turn-1", "thread-1", "run-1", "call-item-2", "echo", TextNode.valueOf("raw text"), T));
+                new ToolCall("call-2", "turn-1", "thread-1", "run-1", "call-item-2", "echo", TextNode.valueOf("raw text"), T),
+                new ToolCall("call-3", "turn-1", "thread-1", "run-1", "call-item-3", "read_file",
+                        json("{\"path\":\"README.md\"}"), T, "tenant-a"));
     }
 
     static List<ToolResult> toolResults() {
@@ -181,6 +185,12 @@ final class ContractSamples {
                 "run-1-s1-msg0", 2, 7, "w\u00f6rld \uD83D\uDE00", T + 40));
     }
 
+    static List<PublishedTool> publishedTools() {
+        return List.of(new PublishedTool("read_file", "Reads a file of the workspace.", Json.MAPPER.createObjectNode()
+                .put("type", "object").set("properties", Json.MAPPER.createObjectNode().set("path",
+                        Json.MAPPER.createObjectNode().put("type", "string"))), true, "executor-1", T));
+    }
+
     /** Every sample of every topic value type. */
     static List<Object> all() {
         List<Object> all = new ArrayList<>();
@@ -190,6 +200,7 @@ final class ContractSamples {
         all.addAll(toolResults());
         all.addAll(controlMessages());
         all.addAll(itemAppends());
+        all.addAll(publishedTools());
         return all;
     }
 }

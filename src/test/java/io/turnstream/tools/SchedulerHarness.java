@@ -77,9 +77,14 @@ final class SchedulerHarness implements AutoCloseable {
 
     /** Submits a call with JSON arguments (or any text, sent as a raw string when it is not JSON); returns its call id. */
     String call(String turnId, String tool, String arguments) {
+        return callOf(null, "thread-1", turnId, tool, arguments);
+    }
+
+    /** As {@link #call}, for a turn of a tenant (null for none) and thread. */
+    String callOf(String tenantId, String threadId, String turnId, String tool, String arguments) {
         String callId = turnId + "-call-" + offsets.incrementAndGet();
-        scheduler.submit(new ToolCall(callId, turnId, "thread-1", "run-1", "item-" + callId, tool,
-                Json.parseOrText(arguments), System.currentTimeMillis()), new RecordPosition(PARTITION, offsets.get()));
+        scheduler.submit(new ToolCall(callId, turnId, threadId, "run-1", "item-" + callId, tool,
+                Json.parseOrText(arguments), System.currentTimeMillis(), tenantId), new RecordPosition(PARTITION, offsets.get()));
         return callId;
     }
 

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.PrometheusScrape;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -87,6 +88,12 @@ class ToolExecutorServiceTest {
         assertThat(executor.metrics().value("errors-total", "read_file")).isEqualTo(1);
         assertThat(executor.metrics().value("calls-total", ToolExecutorMetrics.UNKNOWN_TOOL)).isEqualTo(1);
         assertThat(executor.metrics().value("dead-letters-total", null)).isEqualTo(2);
+
+        PrometheusScrape scrape = new PrometheusScrape("text/plain", executor.serviceMetrics().scrape());
+        assertThat(scrape.sum("turnstream_tool_executor_calls_total", Map.of("tool", "read_file", "service", "tool-executor")))
+                .isEqualTo(2);
+        assertThat(scrape.sum("turnstream_tool_executor_dead_letters_total")).isEqualTo(2);
+        assertThat(scrape.sum("kafka_producer_record_send_total")).isPositive();
     }
 
     @Test

@@ -78,6 +78,10 @@ final class ItemStateView implements AutoCloseable {
         }
     }
 
+    boolean healthy() {
+        return reader.healthy();
+    }
+
     @Override
     public void close() {
         reader.close();

@@ -125,6 +125,11 @@ public final class TurnViews implements AutoCloseable {
         return Optional.of(TurnSnapshot.of(turnId, runningHere, current));
     }
 
+    /** True while both readers (upserts and item state) read and are connected. */
+    public boolean healthy() {
+        return feed != null && feed.healthy() && state.healthy();
+    }
+
     private void heartbeat() {
         List<TurnChannel> all;
         synchronized (channels) {

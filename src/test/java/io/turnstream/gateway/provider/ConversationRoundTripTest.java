@@ -38,8 +38,8 @@ class ConversationRoundTripTest {
         assertThat(request.get("stream").asBoolean()).isTrue();
         assertThat(request.at("/system/0/text").asText()).isEqualTo("Be brief.");
         assertThat(request.get("max_tokens").asInt()).isEqualTo(1024);
-        assertThat(request.at("/tools/0/name").asText()).isEqualTo(BuiltInTools.ALL.get(0).name());
-        assertThat(request.at("/tools/0/input_schema")).isEqualTo(BuiltInTools.ALL.get(0).parameters());
+        assertThat(request.at("/tools/0/name").asText()).isEqualTo(InstalledTools.ALL.get(0).name());
+        assertThat(request.at("/tools/0/input_schema")).isEqualTo(InstalledTools.ALL.get(0).parameters());
         assertThat(request.at("/messages/1/role").asText()).isEqualTo("assistant");
         assertThat(request.at("/messages/1/content")).isEqualTo(first.assistantContent());
         JsonNode result = request.at("/messages/2/content/0");
@@ -105,7 +105,7 @@ class ConversationRoundTripTest {
         assertThat(messages.get(3).get("role").asText()).isEqualTo("tool");
         assertThat(messages.get(3).get("tool_call_id").asText()).isEqualTo("call_c91SqDXlYFuETYv8mUHzz6pp");
         assertThat(next.request().at("/stream_options/include_usage").asBoolean()).isTrue();
-        assertThat(next.request().at("/tools/0/function/name").asText()).isEqualTo(BuiltInTools.ALL.get(0).name());
+        assertThat(next.request().at("/tools/0/function/name").asText()).isEqualTo(InstalledTools.ALL.get(0).name());
     }
 
     private static ModelRequest nextStep(StepOutcome first, ToolCallRequest call, String output) {
@@ -113,6 +113,6 @@ class ConversationRoundTripTest {
                 new Conversation.UserText("What is the weather?"),
                 new Conversation.AssistantNative(first.assistantContent()),
                 new Conversation.ToolOutputs(List.of(new Conversation.ToolOutput(call.callId(), call.name(), output, true)))),
-                BuiltInTools.ALL, 1024, null);
+                InstalledTools.ALL, 1024, null);
     }
 }

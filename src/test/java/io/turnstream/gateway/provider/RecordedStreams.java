@@ -113,7 +113,7 @@ final class RecordedStreams implements AutoCloseable {
     }
 
     static ModelRequest simpleRequest() {
-        return new ModelRequest("test-model", null, List.of(new Conversation.UserText("hello")), BuiltInTools.ALL,
+        return new ModelRequest("test-model", null, List.of(new Conversation.UserText("hello")), InstalledTools.ALL,
                 1024, null);
     }
 

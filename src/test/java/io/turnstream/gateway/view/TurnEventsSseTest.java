@@ -148,7 +148,11 @@ class TurnEventsSseTest {
 
     @Test
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
-        HttpResponse<String> response = http.send(request("turn-x", "seven"), HttpResponse.BodyHandlers.ofString());
+        Turn turn = new Turn();
+        turn.started();
+        await().until(() -> gateway.snapshot(turn.id).isPresent());
+
+        HttpResponse<String> response = http.send(request(turn.id, "seven"), HttpResponse.BodyHandlers.ofString());
 
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(response.body()).contains("Last-Event-ID must be the seq");

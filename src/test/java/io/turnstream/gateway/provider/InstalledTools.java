@@ -3,16 +3,13 @@ package io.turnstream.gateway.provider;
 import io.turnstream.tools.ToolRegistry;
 import java.util.List;
 
-/**
- * The tools a model is offered when a turn names none: every tool installed for the tool executor,
- * with the executor's own descriptions and argument schemas, so the two never disagree.
- */
-public final class BuiltInTools {
+/** The tool executor's installed tools as a model is offered them, for tests that need a realistic tool list. */
+public final class InstalledTools {
 
     public static final List<ToolDefinition> ALL = ToolRegistry.installed().definitions().stream()
             .map(tool -> new ToolDefinition(tool.name(), tool.description(), tool.inputSchema()))
             .toList();
 
-    private BuiltInTools() {
+    private InstalledTools() {
     }
 }
