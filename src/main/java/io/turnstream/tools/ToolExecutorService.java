@@ -613,7 +613,8 @@ public final class ToolExecutorService implements AutoCloseable {
             // revoke only the partitions that move, so a rebalance does not stop every running call
             props.putIfAbsent(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         }
-        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId());
+        // its own client id: the producer's metrics (and the broker's logs) stay apart from the consumer's
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId() + "-calls");
         return props;
     }
 
