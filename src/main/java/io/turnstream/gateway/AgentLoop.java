@@ -25,9 +25,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -196,12 +198,15 @@ final class AgentLoop implements Runnable {
         calls.forEach(call -> pending.put(call, active.result(call.callId())));
         calls.forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
+        Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
                     .forEach(call -> waitingFor.add(active.started(call.callId())));
+            pending.keySet().stream().filter(call -> !awaitingApproval.contains(call.callId()))
+                    .forEach(call -> waitingFor.add(active.awaitingApproval(call.callId())));
             waitingFor.add(active.cancel.future());
             try {
                 CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
@@ -237,7 +242,11 @@ final class AgentLoop implements Runnable {
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
                     long at = active.started(call.callId()).join();
                     startedAt.put(call.callId(), at);
+                    awaitingApproval.add(call.callId());
                     reporter.toolRunning(call, at);
+                } else if (!awaitingApproval.contains(call.callId()) && active.awaitingApproval(call.callId()).isDone()) {
+                    awaitingApproval.add(call.callId());
+                    reporter.toolAwaitingApproval(call);
                 }
             }
         }

@@ -105,6 +105,7 @@ public final class Gateway implements AutoCloseable {
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
+            routes.add(new ApprovalsApi(this));
             routes.add(new TurnEventsApi(startedViews));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(),
@@ -243,6 +244,22 @@ public final class Gateway implements AutoCloseable {
             }
         });
         return CancelOutcome.CANCELLING;
+    }
+
+    /**
+     * Publishes a decision on a tool call awaiting approval to the control topic and waits until it is
+     * there; the tool executor holding the call applies the first decision.
+     */
+    public void decideApproval(String turnId, String callId, boolean approved, String reason) {
+        try {
+            producer.control(ControlMessage.approval(turnId, callId, approved, reason)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "interrupted while publishing the decision");
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("cannot publish the approval decision on call {} of turn {}: {}", callId, turnId, e.getMessage());
+            throw new ApiError(503, "the decision could not be published; try again");
+        }
     }
 
     /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */

@@ -66,6 +66,8 @@ final class TurnInbox implements AutoCloseable {
                     LOG.info("turn {} cancelled through {}: {}", turnId, topics.control(), command.reason());
                 } else if (ControlMessage.TOOL_STARTED.equals(command.type()) && command.at() != null) {
                     registry.toolStarted(turnId, command.callId(), command.at());
+                } else if (ControlMessage.APPROVAL_REQUESTED.equals(command.type())) {
+                    registry.approvalRequested(turnId, command.callId());
                 }
             }
         } catch (IOException | RuntimeException e) {

@@ -33,13 +33,22 @@ final class CancelListener implements AutoCloseable {
     private final String topic;
     private final WireFormat wire;
     private final Consumer<String> cancelTurn;
+    private final Decisions decisions;
     private final Thread thread;
     private volatile boolean closed;
 
-    CancelListener(Properties consumerProps, String topic, WireFormat wire, Duration lookBack, Consumer<String> cancelTurn) {
+    /** Receives approval decisions on tool calls. */
+    @FunctionalInterface
+    interface Decisions {
+        void decide(String callId, boolean approved, String reason);
+    }
+
+    CancelListener(Properties consumerProps, String topic, WireFormat wire, Duration lookBack, Consumer<String> cancelTurn,
+                   Decisions decisions) {
         this.topic = topic;
         this.wire = wire;
         this.cancelTurn = cancelTurn;
+        this.decisions = decisions;
         this.consumer = new KafkaConsumer<>(consumerProps, new StringDeserializer(), new ByteArrayDeserializer());
         List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
                 .map(info -> new TopicPartition(topic, info.partition())).toList();
@@ -93,6 +102,9 @@ final class CancelListener implements AutoCloseable {
                 LOG.info("turn {} cancelled{}", turnId, message.reason() == null ? "" : ": " + message.reason());
                 cancelTurn.accept(turnId);
             }
+        } else if (ControlMessage.APPROVAL.equals(message.type()) && message.callId() != null && message.approved() != null) {
+            LOG.info("tool call {} {}", message.callId(), message.approved() ? "approved" : "denied");
+            decisions.decide(message.callId(), message.approved(), message.reason());
         }
     }
 
