@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.chat.ChatApi;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.security.RequestGuard;
@@ -106,6 +107,7 @@ public final class Gateway implements AutoCloseable {
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(new ChatApi(this));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(),
                     new RequestGuard(config.security(), ownership), routes);
@@ -279,6 +281,14 @@ public final class Gateway implements AutoCloseable {
      */
     public Optional<TurnSnapshot> snapshot(String turnId) {
         return views.snapshot(turnId, registry.status(turnId).orElse(null));
+    }
+
+    /**
+     * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
+     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     */
+    public TurnOwnership turnOwnership() {
+        return ownership;
     }
 
     /** The views of turns this gateway serves, for in-process clients and tests. */
