@@ -1,5 +1,6 @@
-// Renders turns from the gateway's SSE stream. No delta logic: every upsert carries the full
-// current state of one item; it is bound to that item's element unless a higher version is there.
+// Renders turns from the gateway's SSE stream: upserts (the full current state of one item, bound
+// to that item's element unless a higher version is there) and appends (new text of a streaming
+// item), merged by the append rule in textOf() so text flows between upserts and heals from them.
 "use strict";
 
 const turnsEl = document.getElementById("turns");
@@ -36,6 +37,38 @@ function turnView(turnId) {
   section.append(head, items);
   turnsEl.append(section);
   const versions = new Map();
+  const texts = new Map(); // item id -> { text, length }: what the page shows, in code points
+
+  function textOf(itemId) {
+    let shown = texts.get(itemId);
+    if (!shown) texts.set(itemId, (shown = { text: "", length: 0, appends: 0 }));
+    return shown;
+  }
+
+  // The append rule. An upsert's content replaces the text, unless it is a prefix of what is shown
+  // (appends, read from another topic, ran ahead of it) and the item is not yet completed.
+  function applyUpsertText(u) {
+    const shown = textOf(u.itemId);
+    const content = u.content || "";
+    if (u.changeType === "completed" || !shown.text.startsWith(content)) {
+      shown.text = content;
+      shown.length = [...content].length;
+    }
+    return shown.text;
+  }
+
+  // An append applies when its offset (code points) is the length shown; what is already shown is
+  // skipped; on a gap the next upsert brings the text.
+  function applyAppend(a) {
+    const shown = textOf(a.itemId);
+    const added = [...a.text];
+    if (a.offset > shown.length || a.offset + added.length <= shown.length) return false;
+    const fresh = added.slice(shown.length - a.offset);
+    shown.text += fresh.join("");
+    shown.length += fresh.length;
+    shown.appends++;
+    return true;
+  }
 
   function itemElement(upsert) {
     let node = section.querySelector(`[data-item-id="${CSS.escape(upsert.itemId)}"]`);
@@ -60,14 +93,14 @@ function turnView(turnId) {
     switch (u.itemType) {
       case "message": {
         node.classList.add(u.origin === "user" ? "user" : "agent");
-        node.append(el("div", "meta", u.origin === "user" ? "you" : "assistant"), el("div", "content", u.content || ""));
+        node.append(el("div", "meta", u.origin === "user" ? "you" : "assistant"), el("div", "content", applyUpsertText(u)));
         break;
       }
       case "reasoning": {
         const details = el("details");
         details.open = u.changeType !== "completed";
         details.append(el("summary", null, u.changeType === "completed" ? "Reasoning" : "Reasoning…"),
-          el("div", "content", u.content || ""));
+          el("div", "content", applyUpsertText(u)));
         node.append(details);
         break;
       }
@@ -90,6 +123,7 @@ function turnView(turnId) {
       }
     }
     node.dataset.version = String(u.version);
+    node.dataset.appends = String(textOf(u.itemId).appends);
   }
 
   function bindItem(u) {
@@ -97,6 +131,16 @@ function turnView(turnId) {
     if (seen !== undefined && seen >= u.version) return; // stale: a newer state is already shown
     versions.set(u.itemId, u.version);
     render(itemElement(u), u);
+  }
+
+  function bindAppend(a) {
+    if (!applyAppend(a)) return;
+    // before the item's first upsert the text is only kept: the upsert tells what kind of item it is
+    const node = section.querySelector(`[data-item-id="${CSS.escape(a.itemId)}"]`);
+    const content = node && node.querySelector(".content");
+    if (!content) return;
+    content.textContent = textOf(a.itemId).text;
+    node.dataset.appends = String(textOf(a.itemId).appends);
   }
 
   function bindTurnEvent(t) {
@@ -114,14 +158,19 @@ function turnView(turnId) {
       if (envelope.payloadType === "item_upsert") bindItem(envelope.payload);
       else bindTurnEvent(envelope.payload);
     },
+    append: bindAppend,
     finished: () => ["complete", "error", "aborted"].some((s) => head.querySelector(".turn-status").classList.contains(s)),
   };
 }
 
-/** Follows a turn's SSE stream; the browser resumes with Last-Event-ID after a dropped connection. */
+/**
+ * Follows a turn's SSE stream: upserts are unnamed events, appends "append" events. The browser
+ * resumes with Last-Event-ID after a dropped connection.
+ */
 function follow(turnId) {
   const view = turnView(turnId);
   const events = new EventSource(`/v1/turns/${encodeURIComponent(turnId)}/events`);
+  events.addEventListener("append", (message) => view.append(JSON.parse(message.data)));
   events.onmessage = (message) => {
     const envelope = JSON.parse(message.data);
     view.bind(envelope);

@@ -8,6 +8,7 @@ import io.turnstream.bench.BenchResults.Ratios;
 import io.turnstream.bench.BenchResults.RunSettings;
 import io.turnstream.bench.BenchResults.Target;
 import io.turnstream.model.Json;
+import io.turnstream.topology.TopologyConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -108,6 +109,12 @@ public final class Bench {
                     step.emitLatency().p99() + " ms", step.emitLatency().p99() <= commitMs + 50));
             targets.add(new Target("content p99 at " + step.turns() + " turns (every delta)", "<= " + (commitMs + 50) + " ms",
                     step.contentLatency().p99() + " ms", step.contentLatency().p99() <= commitMs + 50));
+            long appendTarget = commitMs + TopologyConfig.DEFAULT_PUNCTUATE_INTERVAL_MS + 50;
+            targets.add(new Target("content p99 through appends at " + step.turns() + " turns", "<= " + appendTarget + " ms",
+                    step.appendLatency().p99() + " ms", step.appendLatency().count() > 0 && step.appendLatency().p99() <= appendTarget));
+            Double appendRatio = step.appendBytesPerContentByte();
+            targets.add(new Target("append bytes / content bytes at " + step.turns() + " turns", "<= 3x",
+                    appendRatio == null ? "n/a" : String.format("%.2fx", appendRatio), appendRatio != null && appendRatio <= 3));
         }
         // the growth rule's bound: emissions grow geometrically by (1 + f), so the sum of emitted
         // contents stays under (1 + f) / f times the final one; one more for envelopes and short items

@@ -21,12 +21,15 @@ public record BenchResults(Machine machine, RunSettings settings, List<LadderSte
 
     /**
      * One load level: {@code turns} concurrent paced turns. Rates are over the measurement window;
-     * CPU is per 1,000 raw events, of the application's threads and of the whole process.
+     * CPU is per 1,000 raw events, of the application's threads and of the whole process. Append
+     * latency is content latency through {@code llm.item-appends}; append bytes per content byte are
+     * the append records' keys and values over the text they carried (null for the pass-through).
      */
     public record LadderStep(String app, int turns, double offeredEventsPerSec, double sentEventsPerSec,
                              double upsertsPerSec, Percentiles emitLatency, Percentiles contentLatency,
                              long owedDeltas, double producerLagMs, double appCpuMsPer1000Events,
-                             double processCpuMsPer1000Events, boolean sustained) {
+                             double processCpuMsPer1000Events, boolean sustained, Percentiles appendLatency,
+                             Double appendBytesPerContentByte) {
     }
 
     /** One application reading {@code events} raw events as fast as it can. */

@@ -24,7 +24,7 @@ final class FloodRun {
 
     static final String CONSUMER = "plain consumer";
     static final String PASS_THROUGH = "pass-through Streams";
-    static final String TOPOLOGY = "upsert topology";
+    static final String TOPOLOGY = "upsert topology (appends on)";
     private static final String PASS_THROUGH_APP = "bench-flood-passthrough";
     private static final String TOPOLOGY_APP = "bench-flood-topology";
     private static final int CONCURRENT_TURNS = 200;

@@ -44,7 +44,9 @@ final class LadderRun {
         try (StreamsService app = cluster.startTopology(LADDER_APP, topics, 0);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), topics.upserts(),
-                     (record, visible) -> current.get().onUpsert(record.value(), visible))) {
+                     (record, visible) -> current.get().onUpsert(record.value(), visible));
+             TopicTail appends = TopicTail.start(cluster.bootstrapServers(), topics.itemAppends(),
+                     (record, visible) -> current.get().onAppend(record.key(), record.value(), visible))) {
             long heapIdle = Resources.heapAfterGc();
             for (int turns : config.ladder()) {
                 LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
@@ -111,10 +113,12 @@ final class LadderRun {
             LadderStep step = new LadderStep(name, turns, round(offered), round(sent / seconds),
                     round(tracker.upsertsInWindow() / seconds), emit, tracker.contentLatency(), owed,
                     round(maxLag / 1e6), perThousand(appCpu, sent), perThousand(processCpu, sent),
-                    owed == 0 && emit.count() > 0 && emit.p99() < config.latencyTargetMs());
+                    owed == 0 && emit.count() > 0 && emit.p99() < config.latencyTargetMs(), tracker.appendLatency(),
+                    nullableRound(tracker.appendBytesPerTextByte()));
             progress.printf("  %,.0f events/s sent (%,.0f offered), %,.0f upserts/s, emit p99 %.1f ms, "
-                            + "content p99 %.1f ms, %d deltas never shown%n", step.sentEventsPerSec(), offered,
-                    step.upsertsPerSec(), emit.p99(), step.contentLatency().p99(), owed);
+                            + "content p99 %.1f ms (through appends %.1f ms), %d deltas never shown%n",
+                    step.sentEventsPerSec(), offered, step.upsertsPerSec(), emit.p99(), step.contentLatency().p99(),
+                    step.appendLatency().p99(), owed);
             progress.flush();
             return step;
         } finally {
@@ -125,6 +129,10 @@ final class LadderRun {
 
     static double perThousand(long cpuNanos, long events) {
         return events == 0 ? 0 : round(cpuNanos / 1e6 * 1000 / events);
+    }
+
+    private static Double nullableRound(Double value) {
+        return value == null ? null : round(value);
     }
 
     static double round(double value) {

@@ -7,6 +7,7 @@ import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -23,8 +24,9 @@ import org.HdrHistogram.Histogram;
  * latency</b> is recorded once per upsert, from the intended send time of the newest event it
  * reflects (the delta that crossed the threshold, or the item_done), so it is the pipeline's own
  * delay: processing, the exactly-once commit and the consumer's fetch. Only events intended within
- * the measurement window are recorded. Handlers run on one consumer thread; registration on the
- * producer's.
+ * the measurement window are recorded. A third, <b>append latency</b>, is content latency through
+ * {@code llm.item-appends}: per delta, to the first append that completes it. Handlers run on
+ * consumer threads (one per topic); registration on the producer's.
  */
 final class LatencyTracker {
 
@@ -34,6 +36,9 @@ final class LatencyTracker {
     private final Map<String, Progress> turns = new ConcurrentHashMap<>();
     private final Histogram contentLatency = new Histogram(MAX_TRACKED_NANOS, 3);
     private final Histogram emitLatency = new Histogram(MAX_TRACKED_NANOS, 3);
+    private final Histogram appendLatency = new Histogram(MAX_TRACKED_NANOS, 3);
+    private long appendRecordBytes;
+    private long appendTextBytes;
     private volatile long windowFrom = Long.MAX_VALUE;
     private volatile long windowTo = Long.MAX_VALUE;
     private volatile long upsertsInWindow;
@@ -44,6 +49,8 @@ final class LatencyTracker {
         final SimulatedTurn turn;
         int reasoningSeen;
         int messageSeen;
+        /** Deltas of each item (by {@link Item#ordinal()}) shown by the appends so far. */
+        final int[] appended = new int[Item.values().length];
 
         Progress(SimulatedTurn turn) {
             this.turn = turn;
@@ -80,6 +87,9 @@ final class LatencyTracker {
     synchronized void window(long fromNanos, long toNanos) {
         contentLatency.reset();
         emitLatency.reset();
+        appendLatency.reset();
+        appendRecordBytes = 0;
+        appendTextBytes = 0;
         upsertsInWindow = 0;
         windowFrom = fromNanos;
         windowTo = toNanos;
@@ -111,6 +121,39 @@ final class LatencyTracker {
         int contained = Math.min(turn.deltas(item), payload.path("content").asText().length() / turn.deltaChars);
         boolean completed = UIUpsert.COMPLETED.equals(payload.path("changeType").asText());
         record(progress, item, contained, completed, visibleNanos);
+    }
+
+    /**
+     * An append of the topology, as read from its item-appends topic: every delta it completes gets
+     * its <b>append latency</b>, from its intended send time to this append being visible.
+     */
+    void onAppend(String key, byte[] appendBytes, long visibleNanos) {
+        JsonNode append;
+        try {
+            append = Json.MAPPER.readTree(appendBytes);
+        } catch (IOException e) {
+            throw new IllegalStateException("the topology wrote an append that is not JSON", e);
+        }
+        Progress progress = turns.get(append.path("turnId").asText().substring("turn-".length()));
+        if (progress == null) {
+            return;
+        }
+        SimulatedTurn turn = progress.turn;
+        Item item = append.path("itemId").asText().equals(turn.itemId(Item.REASONING)) ? Item.REASONING : Item.MESSAGE;
+        String text = append.path("text").asText();
+        // The simulated text is ASCII: code points are chars.
+        int contained = (int) Math.min(turn.deltas(item), (append.path("offset").asLong() + text.length()) / turn.deltaChars);
+        synchronized (this) {
+            for (int k = progress.appended[item.ordinal()]; k < contained; k++) {
+                long intended = intended(turn, turn.deltaSlot(item, k));
+                if (inWindow(intended)) {
+                    appendLatency.recordValue(Math.max(0, visibleNanos - intended));
+                }
+            }
+            progress.appended[item.ordinal()] = Math.max(progress.appended[item.ordinal()], contained);
+            appendRecordBytes += (key == null ? 0 : key.getBytes(StandardCharsets.UTF_8).length) + appendBytes.length;
+            appendTextBytes += text.getBytes(StandardCharsets.UTF_8).length;
+        }
     }
 
     private synchronized void record(Progress progress, Item item, int contained, boolean completed, long visibleNanos) {
@@ -194,6 +237,15 @@ final class LatencyTracker {
 
     synchronized Percentiles emitLatency() {
         return Percentiles.of(emitLatency);
+    }
+
+    synchronized Percentiles appendLatency() {
+        return Percentiles.of(appendLatency);
+    }
+
+    /** Bytes of the append records (keys and values) over the text they carried, since the window opened; null without appends. */
+    synchronized Double appendBytesPerTextByte() {
+        return appendTextBytes == 0 ? null : (double) appendRecordBytes / appendTextBytes;
     }
 
     private long intended(SimulatedTurn turn, int slot) {

@@ -69,6 +69,16 @@ final class ResultsReport {
         md.append(table(List.of("app", "turns", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
                 "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
                 "emit p99 < " + r.settings().latencyTargetMs() + " ms"), ladder));
+
+        md.append("\n### Live text: content latency through `llm.item-appends` (ms)\n\n");
+        List<List<String>> appends = new ArrayList<>();
+        for (LadderStep l : r.ladder()) {
+            appends.add(List.of(Integer.toString(l.turns()), latency(l.appendLatency()), latency(l.contentLatency()),
+                    l.appendBytesPerContentByte() == null ? "n/a"
+                            : String.format(Locale.ROOT, "%.2fx", l.appendBytesPerContentByte())));
+        }
+        md.append(table(List.of("turns", "content through appends p50/p95/p99/max", "content through upserts p50/p95/p99/max",
+                "append bytes / content bytes"), appends));
         md.append(String.format(Locale.ROOT, "%nLargest step sustained (emit p99 under the target, every delta shown): %s.%n",
                 r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
 

@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.chat.ChatApi;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.security.RequestGuard;
@@ -107,6 +108,7 @@ public final class Gateway implements AutoCloseable {
             routes.add(new TurnsApi(this));
             routes.add(new ApprovalsApi(this));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(new ChatApi(this));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(),
                     new RequestGuard(config.security(), ownership), routes);
@@ -296,6 +298,14 @@ public final class Gateway implements AutoCloseable {
      */
     public Optional<TurnSnapshot> snapshot(String turnId) {
         return views.snapshot(turnId, registry.status(turnId).orElse(null));
+    }
+
+    /**
+     * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
+     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     */
+    public TurnOwnership turnOwnership() {
+        return ownership;
     }
 
     /** The views of turns this gateway serves, for in-process clients and tests. */

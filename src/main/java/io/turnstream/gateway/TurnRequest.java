@@ -1,13 +1,11 @@
 package io.turnstream.gateway;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.model.Json;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -52,21 +50,7 @@ public record TurnRequest(String provider, String model, String threadId, String
 
     /** Parses and validates a request body; every problem is a 400 that says what to fix. */
     public static TurnRequest parse(String body) {
-        JsonNode json;
-        try {
-            json = Json.MAPPER.readTree(body == null ? "" : body);
-        } catch (JsonProcessingException e) {
-            throw ApiError.badRequest("the body is not valid JSON: " + e.getOriginalMessage());
-        }
-        if (json == null || !json.isObject()) {
-            throw ApiError.badRequest("the body must be a JSON object such as {\"prompt\": \"...\"}");
-        }
-        for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
-            String name = names.next();
-            if (!FIELDS.contains(name)) {
-                throw ApiError.badRequest("unknown field '" + name + "'; the fields are " + String.join(", ", FIELDS));
-            }
-        }
+        JsonNode json = JsonBody.object(body, FIELDS, "{\"prompt\": \"...\"}");
         boolean hasPrompt = json.hasNonNull("prompt");
         boolean hasMessages = json.hasNonNull("messages");
         if (hasPrompt == hasMessages) {
@@ -142,7 +126,8 @@ public record TurnRequest(String provider, String model, String threadId, String
         return definitions;
     }
 
-    private static Integer maxSteps(JsonNode value) {
+    /** {@code maxSteps} of a request body: null when absent, else 1 to {@link #MAX_STEPS_LIMIT}. */
+    public static Integer maxSteps(JsonNode value) {
         if (value == null || value.isNull()) {
             return null;
         }
@@ -153,13 +138,6 @@ public record TurnRequest(String provider, String model, String threadId, String
     }
 
     private static String optional(JsonNode json, String field) {
-        JsonNode value = json.get(field);
-        if (value == null || value.isNull()) {
-            return null;
-        }
-        if (!value.isTextual() || value.asText().isBlank()) {
-            throw ApiError.badRequest("'" + field + "' must be a non-empty string");
-        }
-        return value.asText();
+        return JsonBody.optionalText(json, field);
     }
 }

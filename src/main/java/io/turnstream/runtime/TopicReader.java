@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.PartitionInfo;
@@ -25,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * Reads every partition of some topics on one daemon thread, without a consumer group (each
  * instance sees everything), {@code read_committed}, and hands each record to a handler. It starts
  * at the end (only what is written from now on) or at the beginning (a whole compacted topic), and
- * picks up partitions added later from their beginning. The topics must exist.
+ * picks up partitions added later from their beginning. The records of each poll are handed over
+ * in time order across partitions. The topics must exist.
  */
 public final class TopicReader implements AutoCloseable {
 
@@ -121,9 +123,7 @@ public final class TopicReader implements AutoCloseable {
         long nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
         try {
             while (running) {
-                for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    handle(record);
-                }
+                handleInTimeOrder(consumer.poll(Duration.ofMillis(500)));
                 if (!caughtUp.isDone() && endAtStart.entrySet().stream()
                         .allMatch(end -> consumer.position(end.getKey()) >= end.getValue())) {
                     caughtUp.complete(null);
@@ -139,6 +139,30 @@ public final class TopicReader implements AutoCloseable {
             LOG.error("{} stopped reading {}", name, topics, e);
         } finally {
             consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * Hands over a poll's records oldest first across partitions, each partition in its own order, so
+     * records of several topics written together (an upsert and the append beside it) arrive as written
+     * rather than one partition's batch after another's.
+     */
+    private void handleInTimeOrder(ConsumerRecords<String, byte[]> records) {
+        List<List<ConsumerRecord<String, byte[]>>> partitions = records.partitions().stream().map(records::records)
+                .toList();
+        int[] next = new int[partitions.size()];
+        while (true) {
+            int oldest = -1;
+            for (int i = 0; i < partitions.size(); i++) {
+                if (next[i] < partitions.get(i).size() && (oldest < 0 || partitions.get(i).get(next[i]).timestamp()
+                        < partitions.get(oldest).get(next[oldest]).timestamp())) {
+                    oldest = i;
+                }
+            }
+            if (oldest < 0) {
+                return;
+            }
+            handle(partitions.get(oldest).get(next[oldest]++));
         }
     }
 

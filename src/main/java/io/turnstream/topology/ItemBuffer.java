@@ -13,8 +13,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * under a short (item handle, chunk number) key, and the full content is rebuilt only when an item emits.
  * The changelog therefore carries each delta once instead of the whole content per delta.
  *
- * <p>Chunk counts and code-point totals are cached in memory. The cache is derived from the store
- * and rebuilt by a range scan on first use after a restart, a restore or a rebalance.
+ * <p>Chunk counts and code-point totals are cached in memory, and, once an item's {@link #tail} has
+ * been read, the text added after it, so the next tail needs no read. The cache is derived from the
+ * store and rebuilt by a range scan on first use after a restart, a restore or a rebalance.
  */
 final class ItemBuffer {
 
@@ -39,6 +40,9 @@ final class ItemBuffer {
         Stats s = stats(handle);
         chunks.put(chunkKey(handle, s.chunks), encode(delta));
         s.add(delta);
+        if (s.unsent != null) {
+            s.unsent.append(delta);
+        }
     }
 
     String content(long handle) {
@@ -55,22 +59,34 @@ final class ItemBuffer {
      * always whole code points. Reads only the chunks from {@code from} on.
      */
     Tail tail(long handle, Cursor from) {
-        StringBuilder text = new StringBuilder();
-        int lastChunk = from.chunk();
-        int lastChunkLength = from.chars();
-        try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, from.chunk()), chunkKey(handle, Integer.MAX_VALUE))) {
-            for (int chunk = from.chunk(); it.hasNext(); chunk++) {
-                String value = decode(it.next().value);
-                text.append(value, chunk == from.chunk() ? Math.min(from.chars(), value.length()) : 0, value.length());
-                lastChunk = chunk;
-                lastChunkLength = value.length();
+        Stats s = stats(handle);
+        StringBuilder text;
+        Cursor end;
+        if (from.equals(s.unsentFrom)) {
+            text = s.unsent;
+            end = text.isEmpty() ? from : new Cursor(s.chunks - 1, s.lastChunkLength);
+        } else {
+            text = new StringBuilder();
+            int lastChunk = from.chunk();
+            int lastChunkLength = from.chars();
+            try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, from.chunk()), chunkKey(handle, Integer.MAX_VALUE))) {
+                for (int chunk = from.chunk(); it.hasNext(); chunk++) {
+                    String value = decode(it.next().value);
+                    text.append(value, chunk == from.chunk() ? Math.min(from.chars(), value.length()) : 0, value.length());
+                    lastChunk = chunk;
+                    lastChunkLength = value.length();
+                }
             }
+            end = new Cursor(lastChunk, lastChunkLength);
         }
-        if (text.length() > 0 && Character.isHighSurrogate(text.charAt(text.length() - 1))) {
+        s.unsent = new StringBuilder();
+        if (!text.isEmpty() && Character.isHighSurrogate(text.charAt(text.length() - 1))) {
+            s.unsent.append(text.charAt(text.length() - 1));
             text.setLength(text.length() - 1);
-            lastChunkLength--;
+            end = new Cursor(end.chunk(), end.chars() - 1);
         }
-        return new Tail(text.toString(), new Cursor(lastChunk, lastChunkLength));
+        s.unsentFrom = end;
+        return new Tail(text.toString(), end);
     }
 
     long codePoints(long handle) {
@@ -81,7 +97,8 @@ final class ItemBuffer {
         Stats s = stats.remove(handle);
         int count = s != null ? s.chunks : countChunks(handle);
         for (int i = 0; i < count; i++) {
-            chunks.delete(chunkKey(handle, i));
+            // A null put deletes without delete()'s read of the old value: one RocksDB get per chunk saved.
+            chunks.put(chunkKey(handle, i), null);
         }
     }
 
@@ -156,11 +173,16 @@ final class ItemBuffer {
     /** Chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
     private static final class Stats {
         int chunks;
+        int lastChunkLength;
         long codePoints;
         boolean endsWithHighSurrogate;
+        /** Where the last tail read ended, and the text added since; null until a tail is read. */
+        Cursor unsentFrom;
+        StringBuilder unsent;
 
         void add(String delta) {
             chunks++;
+            lastChunkLength = delta.length();
             codePoints += delta.codePointCount(0, delta.length());
             if (endsWithHighSurrogate && Character.isLowSurrogate(delta.charAt(0))) {
                 codePoints--;

@@ -32,7 +32,9 @@ final class UpsertEmitter {
                 payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
         context.forward(new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)), UpsertTopology.UPSERTS_SINK);
-        byte[] stateBytes = config.wireFormat().write(config.topics().itemState(), envelope);
+        // JSON does not depend on the topic: the same bytes serve both (Avro registers a subject per topic).
+        byte[] stateBytes = config.wireFormat() == WireFormat.JSON ? upsertBytes
+                : config.wireFormat().write(config.topics().itemState(), envelope);
         context.forward(new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now, TurnTrace.headers(turn)),
                 UpsertTopology.ITEM_STATE_SINK);
     }

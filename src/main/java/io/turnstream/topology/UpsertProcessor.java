@@ -17,6 +17,7 @@ import io.turnstream.model.StreamPayload.ResponseStart;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.WireFormat;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
 import java.io.IOException;
@@ -27,13 +28,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.metrics.Sensor;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.MDC;
 
@@ -49,6 +48,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
 
     /** Bounds the work of one punctuation; the rest is picked up by the next tick. */
     private static final int MAX_DEADLINES_PER_TICK = 10_000;
+    /** Turns and items kept deserialised per task (open ones and closed-turn markers are small). */
+    private static final int MAX_CACHED_STATES = 50_000;
     private static final String USER_PROMPT_SUFFIX = "-user-prompt";
     private static final String KEY_SEPARATOR = "\u0000";
 
@@ -56,8 +57,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private final GradientBatcher batcher;
 
     private ProcessorContext<String, byte[]> context;
-    private KeyValueStore<String, TurnState> turns;
-    private KeyValueStore<String, ItemState> items;
+    private StateCache<TurnState> turns;
+    private StateCache<ItemState> items;
     private ItemBuffer buffer;
     private DeadlineQueue deadlines;
     private UpsertEmitter emitter;
@@ -79,8 +80,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     @Override
     public void init(ProcessorContext<String, byte[]> context) {
         this.context = context;
-        this.turns = context.getStateStore(UpsertTopology.TURNS_STORE);
-        this.items = context.getStateStore(UpsertTopology.ITEMS_STORE);
+        this.turns = new StateCache<>(context.getStateStore(UpsertTopology.TURNS_STORE), MAX_CACHED_STATES);
+        this.items = new StateCache<>(context.getStateStore(UpsertTopology.ITEMS_STORE), MAX_CACHED_STATES);
         KeyValueStore<Bytes, byte[]> chunks = context.getStateStore(UpsertTopology.CHUNKS_STORE);
         this.buffer = new ItemBuffer(chunks);
         this.deadlines = new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE));
@@ -97,7 +98,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     public void process(Record<String, byte[]> record) {
         StreamEvent event;
         try {
-            event = config.wireFormat().read(config.topics().rawEvents(), record.value(), StreamEvent.class);
+            event = readEvent(record.value());
         } catch (IOException | RuntimeException e) {
             deadLetters.send(record, "unparseable StreamEvent: " + firstLine(e.getMessage()));
             return;
@@ -135,6 +136,11 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         } finally {
             MDC.remove("turnId");
         }
+    }
+
+    private StreamEvent readEvent(byte[] value) throws IOException {
+        StreamEvent delta = config.wireFormat() == WireFormat.JSON ? JsonDeltaReader.read(value) : null;
+        return delta != null ? delta : config.wireFormat().read(config.topics().rawEvents(), value, StreamEvent.class);
     }
 
     /** Applies an event to an open turn; returns why it was rejected, or null. */
@@ -454,10 +460,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     }
 
     private List<ItemState> openItems(String runId) {
-        List<ItemState> open = new ArrayList<>();
-        try (KeyValueIterator<String, ItemState> it = items.prefixScan(runId + KEY_SEPARATOR, new StringSerializer())) {
-            it.forEachRemaining(entry -> open.add(entry.value));
-        }
+        List<ItemState> open = items.withKeyPrefix(runId + KEY_SEPARATOR);
         open.sort(Comparator.comparingLong(item -> item.handle));
         return open;
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.turnstream.gateway.ProviderEndpoints;
+import io.turnstream.gateway.view.TurnRecords;
 import java.io.File;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -11,6 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,7 +31,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * The web view in a real browser: headless Chromium (Debian's chromium and chromium-driver) opens the
  * page served by the demo running in this JVM, submits a prompt and watches the turn render live from
- * the SSE stream. Saves target/web-view.png.
+ * the SSE stream of upserts and appends. Saves target/web-view.png.
  */
 class WebViewBrowserTest {
 
@@ -36,6 +41,8 @@ class WebViewBrowserTest {
 
     private static Demo demo;
     private static WebDriver browser;
+    /** Writes records as the topology does, for the page's append handling. */
+    private static KafkaProducer<String, String> producer;
 
     @BeforeAll
     static void startDemoAndBrowser() throws Exception {
@@ -43,6 +50,8 @@ class WebViewBrowserTest {
         assertThat(CHROMEDRIVER).as("install Debian's chromium and chromium-driver (.ci/run does)").isExecutable();
         demo = Demo.start(new Demo.Options(0, ProviderEndpoints.simulatedOnly(null), "simulated", null),
                 new PrintWriter(new StringWriter()));
+        producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, demo.bootstrapServers()),
+                new StringSerializer(), new StringSerializer());
         // the system's driver and browser, given explicitly, so Selenium Manager downloads nothing
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
@@ -59,6 +68,9 @@ class WebViewBrowserTest {
     static void stopBrowserAndDemo() {
         if (browser != null) {
             browser.quit();
+        }
+        if (producer != null) {
+            producer.close();
         }
         if (demo != null) {
             demo.close();
@@ -102,6 +114,33 @@ class WebViewBrowserTest {
         assertThat(texts(".turn .tool_call .call b")).containsExactly("read_file");
         assertThat(texts(".turn .message.agent .content")).last().satisfies(answer -> assertThat(answer)
                 .startsWith("`notes/next-launch.md` has").contains("Saturday launch"));
+    }
+
+    @Test
+    void appendedTextAppearsBetweenUpsertsAndAGapWaitsForTheNextUpsert() {
+        TurnRecords turn = new TurnRecords(producer, "thread-web");
+        turn.started();
+        turn.message("answer", "Appends carry", "created");
+        browser.get(demo.gatewayUrl() + "/?turn=" + turn.id);
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content").equals("Appends carry"));
+
+        turn.append("answer", 13, " the text");
+        turn.append("answer", 22, " between upserts.");
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
+                .equals("Appends carry the text between upserts."));
+        turn.append("answer", 60, " (after a gap)");
+        turn.message("answer", "Appends carry the text between upserts. Upserts heal", "updated");
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
+                .equals("Appends carry the text between upserts. Upserts heal"));
+        turn.append("answer", 52, " gaps.");
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
+                .equals("Appends carry the text between upserts. Upserts heal gaps."));
+        turn.message("answer", "Appends carry the text between upserts. Upserts heal gaps.", "completed");
+        turn.completed();
+
+        await().atMost(TURN_TIMEOUT).until(() -> text(".turn .turn-status").equals("complete"));
+        assertThat(browser.findElement(By.cssSelector(".turn .message.agent")).getAttribute("data-appends"))
+                .as("appends applied: two, then one after the gap was healed").isEqualTo("3");
     }
 
     private static String text(String css) {

@@ -39,4 +39,27 @@ class ItemBufferTest {
         assertThat(buffer.content(255)).startsWith("255:0;255:1;");
         assertThat(buffer.content(65_535)).startsWith("65535:0;");
     }
+
+    @Test
+    void tailsReadFromMemoryEqualTailsReadFromTheStoreAndNeverSplitAnEmoji() {
+        KeyValueStore<Bytes, byte[]> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("chunks"),
+                Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled().build();
+        store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+        ItemBuffer buffer = new ItemBuffer(store);
+        String[] pieces = {"ab", "c\uD83D", "\uDE00d", "\uD83D", "\uDE80", "", "xyz", "\uD83D"};
+        ItemBuffer.Cursor cursor = ItemBuffer.Cursor.START;
+        StringBuilder sent = new StringBuilder();
+        for (String piece : pieces) {
+            buffer.append(7, piece);
+            ItemBuffer.Tail fromStore = new ItemBuffer(store).tail(7, cursor);
+            ItemBuffer.Tail fromMemory = buffer.tail(7, cursor);
+
+            assertThat(fromMemory).isEqualTo(fromStore);
+            assertThat(fromMemory.text()).doesNotEndWith("\uD83D");
+            sent.append(fromMemory.text());
+            cursor = fromMemory.end();
+        }
+        assertThat(sent.toString()).isEqualTo("abc😀d🚀xyz");
+        assertThat(buffer.content(7)).isEqualTo("abc😀d🚀xyz\uD83D");
+    }
 }

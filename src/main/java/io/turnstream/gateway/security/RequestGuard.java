@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The checks every request to the gateway's public API passes before any route sees it, whoever added the
@@ -26,6 +27,8 @@ public final class RequestGuard implements GatewayServer.Routes {
     private static final String TURN_PATH = "/v1/turns/";
     private static final Set<HandlerType> WITH_BODY = Set.of(HandlerType.POST, HandlerType.PUT, HandlerType.PATCH);
     private static final String ALLOWED_HEADERS = "Authorization, Content-Type, Last-Event-ID";
+    /** Host names only this machine answers to; a name such as 127.example.com is not one of them. */
+    private static final Pattern LOOPBACK_HOST = Pattern.compile("localhost|127(\\.\\d{1,3}){3}|\\[::1\\]");
 
     private final SecurityConfig config;
     private final TurnOwnership ownership;
@@ -108,7 +111,7 @@ public final class RequestGuard implements GatewayServer.Routes {
             return;
         }
         String host = hostName(ctx.header("Host"));
-        if (!host.equals("localhost") && !host.startsWith("127.") && !host.equals("[::1]")) {
+        if (!LOOPBACK_HOST.matcher(host).matches()) {
             throw new ApiError(403, "this gateway has no API keys and serves only requests addressed to localhost");
         }
     }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -25,10 +26,14 @@ final class ItemStateView implements AutoCloseable {
     /** turn id -> (item-state key -> latest envelope); the least recently updated turn is evicted first. */
     private final Map<String, Map<String, UpsertEnvelope>> turns;
     private final TopicReader reader;
+    private final Consumer<UpsertEnvelope> listener;
 
-    ItemStateView(Properties kafkaProperties, String topic, WireFormat format, int maxTurns) {
+    /** @param listener sees every envelope read, on the reader's thread */
+    ItemStateView(Properties kafkaProperties, String topic, WireFormat format, int maxTurns,
+                  Consumer<UpsertEnvelope> listener) {
         this.topic = topic;
         this.format = format;
+        this.listener = listener;
         this.turns = new LinkedHashMap<>(256, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, Map<String, UpsertEnvelope>> eldest) {
@@ -68,6 +73,7 @@ final class ItemStateView implements AutoCloseable {
             turns.computeIfAbsent(envelope.turnId(), id -> new HashMap<>())
                     .merge(record.key(), envelope, (old, fresh) -> fresh.seq() >= old.seq() ? fresh : old);
         }
+        listener.accept(envelope);
     }
 
     /** The latest envelope of each item of a turn (empty when the turn is unknown). */

@@ -1,58 +1,68 @@
 package io.turnstream.gateway.view;
 
 import io.javalin.http.sse.SseClient;
-import io.turnstream.model.Json;
-import io.turnstream.model.UITurnEvent;
-import io.turnstream.model.UpsertEnvelope;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One SSE client of one turn. The feed thread only queues; a shared sender pool writes, so a slow
- * client never holds up the feed or other clients. A client that falls {@code maxQueued} upserts
- * behind is disconnected: it reconnects with {@code Last-Event-ID} and resumes. The stream ends after
- * the turn's terminal event.
+ * One SSE client of one turn. The feed thread only queues; a shared sender pool writes through the
+ * client's {@link LiveEncoder}, so a slow client never holds up the feed or other clients. A client
+ * that falls {@code maxQueued} events behind is disconnected: it reconnects with {@code Last-Event-ID}
+ * and resumes. The stream ends after the turn's terminal event.
  */
 final class SseSubscriber {
 
-    /** A queued line: an upsert, or a heartbeat comment when {@code envelope} is null. */
-    private record Outgoing(UpsertEnvelope envelope) {
+    /** A queued line: the stream's opening, a live event, or a heartbeat comment. */
+    private record Outgoing(LiveEvent event, StreamPosition position, boolean opening) {
     }
 
-    private static final Outgoing HEARTBEAT = new Outgoing(null);
+    private static final Logger LOG = LoggerFactory.getLogger(SseSubscriber.class);
+    private static final Outgoing HEARTBEAT = new Outgoing(null, null, false);
+    private static final Outgoing OPENING = new Outgoing(null, null, true);
 
     private final SseClient client;
+    private final LiveEncoder encoder;
     private final Executor sender;
     private final int maxQueued;
     private final Queue<Outgoing> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicBoolean draining = new AtomicBoolean();
     private volatile boolean done;
-    /** The highest seq queued for this client; guarded by the turn's channel. */
-    long watermark;
+    /** What this client has been handed so far; guarded by the turn's channel. */
+    StreamPosition position = StreamPosition.START;
 
-    SseSubscriber(SseClient client, Executor sender, int maxQueued) {
+    SseSubscriber(SseClient client, LiveEncoder encoder, Executor sender, int maxQueued) {
         this.client = client;
+        this.encoder = encoder;
         this.sender = sender;
         this.maxQueued = maxQueued;
     }
 
-    /** Queues an upsert unless the client already has it; called under the turn channel's lock. */
-    void deliver(UpsertEnvelope envelope) {
-        if (envelope.seq() <= watermark || done) {
+    /** Queues the encoder's opening lines, before any event; called under the turn channel's lock. */
+    void open() {
+        queued.incrementAndGet();
+        queue.add(OPENING);
+        schedule();
+    }
+
+    /** Queues an event unless the client already has it; called under the turn channel's lock. */
+    void deliver(LiveEvent event) {
+        if (position.covers(event) || done) {
             return;
         }
-        watermark = envelope.seq();
+        position = position.after(event);
         if (queued.incrementAndGet() > maxQueued) {
             done = true;
             sender.execute(client::close);
             return;
         }
-        queue.add(new Outgoing(envelope));
+        queue.add(new Outgoing(event, position, false));
         schedule();
     }
 
@@ -86,7 +96,14 @@ final class SseSubscriber {
                 if (done()) {
                     continue;
                 }
-                write(next);
+                try {
+                    write(next);
+                } catch (RuntimeException e) {
+                    // a broken client or encoder ends this stream only; the client may reconnect
+                    LOG.warn("closing an SSE stream that failed to write: {}", e.toString());
+                    done = true;
+                    client.close();
+                }
             }
             draining.set(false);
             if (queue.isEmpty() || !draining.compareAndSet(false, true)) {
@@ -96,18 +113,19 @@ final class SseSubscriber {
     }
 
     private void write(Outgoing next) {
-        if (next.envelope() == null) {
+        if (next.opening()) {
+            encoder.open(client);
+            return;
+        }
+        if (next.event() == null) {
             client.sendComment("keep-alive");
             return;
         }
-        client.sendData(Json.toString(next.envelope()), String.valueOf(next.envelope().seq()));
-        if (isTerminal(next.envelope())) {
+        encoder.write(next.event(), next.position(), client);
+        if (next.event().isTerminal()) {
             done = true;
+            encoder.close(client);
             client.close();
         }
-    }
-
-    static boolean isTerminal(UpsertEnvelope envelope) {
-        return envelope.payload() instanceof UITurnEvent event && !UITurnEvent.TURN_STARTED.equals(event.type());
     }
 }

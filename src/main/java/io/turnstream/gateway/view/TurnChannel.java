@@ -9,58 +9,97 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * One turn's slice of {@code llm.upserts} as this gateway's feed saw it: the last upserts (a bounded
- * replay buffer) and the SSE clients to fan them out to. Every method holds the channel's lock, so a
- * client is either caught up from the buffer or handed the upsert live, never both, never neither.
+ * One turn's slice of {@code llm.upserts} and {@code llm.item-appends} as this gateway's feed saw it:
+ * the last events of both streams in arrival order (a bounded replay buffer) and the SSE clients to
+ * fan them out to. Every method holds the channel's lock, so a client is either caught up from the
+ * buffer or handed an event live, never both, never neither.
  */
 final class TurnChannel {
 
+    /** What the channel has seen of one of its two streams. */
+    private static final class StreamSeen {
+        /** The first and the highest seq seen; 0 before any. */
+        long first;
+        long last;
+        /** The highest seq dropped from the buffer; 0 while nothing was. */
+        long evicted;
+
+        boolean accept(long seq) {
+            if (seq <= last) {
+                return false;
+            }
+            if (first == 0) {
+                first = seq;
+            }
+            last = seq;
+            return true;
+        }
+
+        /** True when the buffer holds every event after {@code afterSeq} (of this stream) seen so far. */
+        boolean buffered(long afterSeq) {
+            return afterSeq >= last || (first > 0 && first <= afterSeq + 1 && evicted <= afterSeq);
+        }
+    }
+
     private final int capacity;
-    private final ArrayDeque<UpsertEnvelope> buffer = new ArrayDeque<>();
+    private final ArrayDeque<LiveEvent> buffer = new ArrayDeque<>();
     private final Set<SseSubscriber> subscribers = new HashSet<>();
-    /** The highest seq the feed has seen for this turn; 0 before the first. */
-    private long lastSeq;
+    private final StreamSeen upserts = new StreamSeen();
+    private final StreamSeen appends = new StreamSeen();
 
     TurnChannel(int capacity) {
         this.capacity = capacity;
     }
 
-    synchronized void publish(UpsertEnvelope envelope) {
-        if (envelope.seq() <= lastSeq) {
+    synchronized void publish(LiveEvent event) {
+        if (!seen(event).accept(event.seq())) {
             return;
         }
-        lastSeq = envelope.seq();
         if (buffer.size() == capacity) {
-            buffer.removeFirst();
+            LiveEvent dropped = buffer.removeFirst();
+            seen(dropped).evicted = dropped.seq();
         }
-        buffer.addLast(envelope);
+        buffer.addLast(event);
         subscribers.removeIf(SseSubscriber::done);
-        subscribers.forEach(s -> s.deliver(envelope));
+        subscribers.forEach(s -> s.deliver(event));
+    }
+
+    private StreamSeen seen(LiveEvent event) {
+        return event instanceof LiveEvent.Upsert ? upserts : appends;
     }
 
     /**
-     * Hands a new client everything after {@code afterSeq}, then live upserts. When the buffer holds
-     * every upsert after {@code afterSeq}, the catch-up is exact; otherwise it is the current state of
-     * each item from {@code state} (the item-state view) merged with the buffer.
+     * Hands a new client everything after {@code from}, then live events. When the buffer holds every
+     * upsert after {@code from}, the catch-up is exact (both streams in arrival order); otherwise it is
+     * the current state of each item from {@code state} (the item-state view) merged with the buffer,
+     * then the buffered appends the client lacks (a client following the append rule skips what the
+     * state already covers).
      */
-    synchronized void subscribe(SseSubscriber subscriber, long afterSeq, Collection<UpsertEnvelope> state) {
-        subscriber.watermark = afterSeq;
-        List<UpsertEnvelope> catchUp = covers(afterSeq) ? List.copyOf(buffer) : TurnSnapshots.latestPerItem(
-                TurnSnapshots.concat(state, buffer), lastSeq);
-        catchUp.forEach(subscriber::deliver);
-        subscriber.watermark = Math.max(subscriber.watermark, lastSeq);
+    synchronized void subscribe(SseSubscriber subscriber, StreamPosition from, Collection<UpsertEnvelope> state) {
+        subscriber.position = from;
+        subscriber.open();
+        if (upserts.last > 0 && upserts.buffered(from.upsertSeq())) {
+            buffer.forEach(subscriber::deliver);
+        } else {
+            TurnSnapshots.latestPerItem(TurnSnapshots.concat(state, bufferedUpserts()), upserts.last).stream()
+                    .map(LiveEvent.Upsert::new).forEach(subscriber::deliver);
+            buffer.stream().filter(LiveEvent.Append.class::isInstance).forEach(subscriber::deliver);
+        }
+        subscriber.position = new StreamPosition(Math.max(subscriber.position.upsertSeq(), upserts.last),
+                Math.max(subscriber.position.appendSeq(), appends.last));
         if (!subscriber.done()) {
             subscribers.add(subscriber);
         }
     }
 
-    /** True when the buffer holds every upsert after {@code afterSeq} the feed has seen. */
-    private boolean covers(long afterSeq) {
-        return lastSeq > 0 && (afterSeq >= lastSeq || (!buffer.isEmpty() && buffer.getFirst().seq() <= afterSeq + 1));
-    }
-
-    synchronized List<UpsertEnvelope> buffered() {
-        return new ArrayList<>(buffer);
+    synchronized List<UpsertEnvelope> bufferedUpserts() {
+        List<UpsertEnvelope> envelopes = new ArrayList<>();
+        for (LiveEvent event : buffer) {
+            if (event instanceof LiveEvent.Upsert upsert) {
+                envelopes.add(upsert.envelope());
+            }
+        }
+        return envelopes;
     }
 
     synchronized boolean idle() {

@@ -5,15 +5,14 @@ import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.ApiError;
 import io.turnstream.gateway.GatewayServer;
-import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.UITurnEvent;
 import java.io.InputStream;
 import java.util.Map;
 
 /**
- * {@code GET /v1/turns/{turnId}/events}: a turn's upserts as server-sent events ({@code id} = seq,
- * {@code data} = the {@link UpsertEnvelope} JSON), resumable with {@code Last-Event-ID}; and the web
- * view at {@code /}.
+ * {@code GET /v1/turns/{turnId}/events}: a turn's upserts and appends as server-sent events (see
+ * {@link TurnEventsEncoder}), resumable with {@code Last-Event-ID} (a {@link StreamPosition}); and the
+ * web view at {@code /}.
  */
 public final class TurnEventsApi implements GatewayServer.Routes {
 
@@ -34,40 +33,36 @@ public final class TurnEventsApi implements GatewayServer.Routes {
 
     private void events(Context ctx) throws Exception {
         String turnId = ctx.pathParam("turnId");
-        long afterSeq = lastEventId(ctx);
-        if (alreadyFinished(turnId, afterSeq)) {
+        StreamPosition from = lastEventId(ctx);
+        if (alreadyFinished(turnId, from.upsertSeq())) {
             // 204 tells an EventSource that the stream is over: it stops reconnecting
             ctx.status(204);
             return;
         }
-        // Javalin's SseHandler serves only clients that send Accept: text/event-stream; curl does not, so
-        // the stream is opened here for every client
+        views.subscribe(turnId, from, openEventStream(ctx));
+    }
+
+    /**
+     * Starts a {@code text/event-stream} response for any client. Javalin's SseHandler serves only
+     * clients that send {@code Accept: text/event-stream}; curl and fetch() do not, so streams are
+     * opened here.
+     */
+    public static SseClient openEventStream(Context ctx) throws java.io.IOException {
         ctx.status(200).contentType("text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
         ctx.res().flushBuffer();
         SseClient client = new SseClient(ctx);
         client.keepAlive();
-        views.subscribe(turnId, afterSeq, client);
+        return client;
     }
 
-    /** {@code Last-Event-ID} (an EventSource's reconnect), else {@code ?lastEventId=}, else 0. */
-    private static long lastEventId(Context ctx) {
+    /** {@code Last-Event-ID} (an EventSource's reconnect), else {@code ?lastEventId=}, else the start. */
+    private static StreamPosition lastEventId(Context ctx) {
         String value = ctx.header("Last-Event-ID");
         if (value == null || value.isBlank()) {
             value = ctx.queryParam("lastEventId");
         }
-        if (value == null || value.isBlank()) {
-            return 0;
-        }
-        try {
-            long seq = Long.parseLong(value.strip());
-            if (seq < 0) {
-                throw new NumberFormatException();
-            }
-            return seq;
-        } catch (NumberFormatException e) {
-            throw ApiError.badRequest("Last-Event-ID must be the seq of the last upsert received, got '" + value + "'");
-        }
+        return value == null || value.isBlank() ? StreamPosition.START : StreamPosition.parse(value);
     }
 
     private boolean alreadyFinished(String turnId, long afterSeq) {

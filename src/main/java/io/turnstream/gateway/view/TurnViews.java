@@ -2,6 +2,7 @@ package io.turnstream.gateway.view;
 
 import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.TurnStatus;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
@@ -23,18 +24,22 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * What the gateway serves to user interfaces about turns, from Kafka: one shared {@code read_committed}
- * reader of {@code llm.upserts} fanned out per turn (with a bounded replay buffer per turn for
- * {@code Last-Event-ID} resumes), and a materialised view of the compacted {@code llm.item-state} for
- * clients that join late and for snapshots. No Kafka consumer per HTTP client.
+ * reader of {@code llm.upserts} and {@code llm.item-appends} fanned out per turn (with a bounded replay
+ * buffer per turn for {@code Last-Event-ID} resumes), a materialised view of the compacted
+ * {@code llm.item-state} for clients that join late and for snapshots, and the latest turn of each
+ * thread. Every gateway instance reads all of it, so any instance serves any turn. No Kafka consumer
+ * per HTTP client.
  */
 public final class TurnViews implements AutoCloseable {
 
     private final TurnViewConfig config;
     private final String upsertsTopic;
+    private final String appendsTopic;
     private final WireFormat format;
     /** turn id -> channel; the least recently used channel without clients is evicted past the bound. */
     private final Map<String, TurnChannel> channels;
     private final ItemStateView state;
+    private final ThreadTurns threads;
     private final AtomicInteger senderThreads = new AtomicInteger();
     private final ExecutorService sender;
     private final ScheduledExecutorService heartbeats;
@@ -44,6 +49,8 @@ public final class TurnViews implements AutoCloseable {
         this.config = TurnViewConfig.from(settings);
         Topics topics = settings.topics();
         this.upsertsTopic = topics.upserts();
+        this.appendsTopic = topics.itemAppends();
+        this.threads = new ThreadTurns(config.maxStateTurns());
         this.format = format;
         this.channels = new LinkedHashMap<>(256, 0.75f, true) {
             @Override
@@ -53,19 +60,21 @@ public final class TurnViews implements AutoCloseable {
         };
         this.sender = Executors.newFixedThreadPool(4, daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
-        this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns());
+        this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
+                threads::record);
     }
 
     /**
-     * Starts reading {@code llm.upserts} from its end and {@code llm.item-state} from its beginning.
+     * Starts reading {@code llm.upserts} and {@code llm.item-appends} from their end and
+     * {@code llm.item-state} from its beginning.
      *
      * @param format the topics' wire format (as the topology writes them)
      */
     public static TurnViews start(Settings settings, WireFormat format) {
         TurnViews views = new TurnViews(settings, format);
         try {
-            views.feed = new TopicReader("turnstream-gateway-upserts", settings.kafkaProperties(),
-                    List.of(views.upsertsTopic), TopicReader.Start.END, views::publish);
+            views.feed = new TopicReader("turnstream-gateway-live", settings.kafkaProperties(),
+                    List.of(views.upsertsTopic, views.appendsTopic), TopicReader.Start.END, views::publish);
         } catch (RuntimeException e) {
             views.close();
             throw e;
@@ -81,17 +90,32 @@ public final class TurnViews implements AutoCloseable {
     }
 
     private void publish(ConsumerRecord<String, byte[]> record) {
-        UpsertEnvelope envelope;
+        LiveEvent event;
+        String turnId;
         try {
-            envelope = format.read(record.topic(), record.value(), UpsertEnvelope.class);
+            if (record.topic().equals(appendsTopic)) {
+                ItemAppend append = format.read(record.topic(), record.value(), ItemAppend.class);
+                turnId = append.turnId() != null ? append.turnId() : record.key();
+                if (append.itemId() == null || append.text() == null) {
+                    throw new IllegalArgumentException("an append needs an item id and a text");
+                }
+                event = new LiveEvent.Append(append);
+            } else {
+                UpsertEnvelope envelope = format.read(record.topic(), record.value(), UpsertEnvelope.class);
+                turnId = envelope.turnId() != null ? envelope.turnId() : record.key();
+                if (envelope.payload() == null) {
+                    throw new IllegalArgumentException("an upsert needs a payload");
+                }
+                threads.record(envelope);
+                event = new LiveEvent.Upsert(envelope);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        String turnId = envelope.turnId() != null ? envelope.turnId() : record.key();
-        if (turnId == null || envelope.payload() == null) {
-            throw new IllegalArgumentException("an upsert needs a turn id and a payload");
+        if (turnId == null) {
+            throw new IllegalArgumentException("a live event needs a turn id");
         }
-        channel(turnId).publish(envelope);
+        channel(turnId).publish(event);
     }
 
     private TurnChannel channel(String turnId) {
@@ -107,18 +131,37 @@ public final class TurnViews implements AutoCloseable {
     }
 
     /**
-     * Streams a turn's upserts to an SSE client: everything after {@code afterSeq} (0 for a new client),
-     * then live until the turn's terminal event.
+     * Streams a turn's live events to an SSE client: everything after {@code from}
+     * ({@link StreamPosition#START} for a new client), then live until the turn's terminal event.
+     *
+     * @param encoder what the client makes of each event
      */
-    public void subscribe(String turnId, long afterSeq, SseClient client) {
-        SseSubscriber subscriber = new SseSubscriber(client, sender, config.maxQueuedPerClient());
-        channel(turnId).subscribe(subscriber, afterSeq, state.entries(turnId));
+    public void subscribe(String turnId, StreamPosition from, SseClient client, LiveEncoder encoder) {
+        SseSubscriber subscriber = new SseSubscriber(client, encoder, sender, config.maxQueuedPerClient());
+        channel(turnId).subscribe(subscriber, from, state.entries(turnId));
+    }
+
+    /** The turn events API's stream: upserts and appends as they are, each with its {@link StreamPosition}. */
+    void subscribe(String turnId, StreamPosition from, SseClient client) {
+        subscribe(turnId, from, client, new TurnEventsEncoder());
+    }
+
+    /**
+     * The latest turn of a thread that is still running, as Kafka tells it; empty when there is none.
+     *
+     * @param tenantId the caller's tenant: another tenant's turn is none; null when the gateway has no keys
+     */
+    public Optional<String> runningTurnOf(String threadId, String tenantId) {
+        return threads.latest(threadId).filter(turnId -> snapshot(turnId, null)
+                .filter(snapshot -> tenantId == null
+                        || (snapshot.turn() != null && tenantId.equals(snapshot.turn().tenantId())))
+                .map(snapshot -> TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
     }
 
     /** The turn's current state, or empty when neither this gateway nor Kafka knows it. */
     public Optional<TurnSnapshot> snapshot(String turnId, TurnStatus runningHere) {
         List<UpsertEnvelope> current = TurnSnapshots.latestPerItem(TurnSnapshots.concat(state.entries(turnId),
-                existingChannel(turnId).map(TurnChannel::buffered).orElse(List.of())), 0);
+                existingChannel(turnId).map(TurnChannel::bufferedUpserts).orElse(List.of())), 0);
         if (current.isEmpty() && runningHere == null) {
             return Optional.empty();
         }

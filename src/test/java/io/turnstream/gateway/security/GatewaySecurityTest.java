@@ -263,7 +263,9 @@ class GatewaySecurityTest {
         settings.put("turnstream.gateway.port", "0");
         try (Gateway local = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of())) {
             assertThat(statusLine(local.port(), "127.0.0.1:" + local.port())).contains(" 404 ");
+            assertThat(statusLine(local.port(), "localhost:" + local.port())).contains(" 404 ");
             assertThat(statusLine(local.port(), "rebound.example.com:" + local.port())).contains(" 403 ");
+            assertThat(statusLine(local.port(), "127.rebound.example.com:" + local.port())).contains(" 403 ");
         }
     }
 

@@ -1,22 +1,19 @@
 package io.turnstream.gateway.view;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
-import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.TopicAdmin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -27,13 +24,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,35 +39,24 @@ class TurnEventsSseTest {
 
     private static final int REPLAY_BUFFER = 5;
 
-    private static EmbeddedKafkaBroker broker;
+    private static LiveTopicsGateway live;
     private static Gateway gateway;
-    private static KafkaProducer<String, String> producer;
     private static final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
     static void startGateway() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties props = new Properties();
-        props.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(props, Topics.DEFAULTS, 3, (short) 1);
-        props.put("turnstream.gateway.port", "0");
-        props.put(TurnViewConfig.PREFIX + "replay-buffer", String.valueOf(REPLAY_BUFFER));
-        gateway = Gateway.start(Settings.of(props), ProviderEndpoints.simulatedOnly(null), List.of());
-        gateway.views().loaded().get();
-        producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                new StringSerializer(), new StringSerializer());
+        live = LiveTopicsGateway.start(Map.of(TurnViewConfig.PREFIX + "replay-buffer", String.valueOf(REPLAY_BUFFER)));
+        gateway = live.gateway();
     }
 
     @AfterAll
     static void stopGateway() {
-        producer.close();
-        gateway.close();
-        broker.close();
+        live.close();
     }
 
     @Test
     void aReconnectWithLastEventIdResumesWithoutGapOrDuplicate() {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         turn.message("m1", "Hel", "created");
         turn.message("m1", "Hello, wo", "updated");
@@ -85,12 +65,12 @@ class TurnEventsSseTest {
         Stream first = Stream.open(turn.id, null);
         await().until(() -> first.seqs().size() == 4);
         assertThat(first.seqs()).containsExactly(1L, 2L, 3L, 4L);
-        assertThat(first.ids()).containsExactly("1", "2", "3", "4");
+        assertThat(first.ids()).containsExactly("1.0", "2.0", "3.0", "4.0");
         first.close();
 
         turn.message("m1", "Hello, world", "completed");
         turn.message("m2", "Second message", "completed");
-        Stream resumed = Stream.open(turn.id, "4");
+        Stream resumed = Stream.open(turn.id, "4.0");
         turn.completed();
 
         await().until(resumed::ended);
@@ -101,7 +81,7 @@ class TurnEventsSseTest {
 
     @Test
     void aClientThatHasTheWholeFinishedTurnIsToldTheStreamIsOver() throws Exception {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         turn.message("m1", "Done.", "completed");
         turn.completed();
@@ -114,14 +94,14 @@ class TurnEventsSseTest {
 
     @Test
     void aLateJoinerFirstGetsTheCurrentStateFromItemStateThenLiveUpserts() throws Exception {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < 10; i++) {
             text.append("word").append(i).append(' ');
             turn.message("answer", text.toString(), i == 0 ? "created" : "updated");
         }
-        turn.reasoning("thinking", "Let me think.");
+        turn.reasoning("thinking", "Let me think.", "created");
         await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 12).orElse(false));
 
         Stream late = Stream.open(turn.id, null);
@@ -147,15 +127,86 @@ class TurnEventsSseTest {
     }
 
     @Test
+    void appendsFlowBetweenUpsertsAsAppendEventsWithBothSeqsInTheirIds() {
+        TurnRecords turn = newTurn();
+        turn.started();
+        Stream stream = Stream.open(turn.id, null);
+        // one record at a time: the two topics are read by one consumer in no particular order between them
+        stream.awaitEvents(1);
+        stream.receives(() -> turn.message("m1", "Hel", "created"), 2);
+        stream.receives(() -> turn.append("m1", 3, "lo, wo"), 3);
+        stream.receives(() -> turn.append("m1", 9, "rld"), 4);
+        stream.receives(() -> turn.message("m1", "Hello, world", "completed"), 5);
+        turn.completed();
+
+        await().until(stream::ended);
+        assertThat(stream.names()).containsExactly("message", "message", "append", "append", "message", "message");
+        assertThat(stream.ids()).containsExactly("1.0", "2.0", "2.1", "2.2", "3.2", "4.2");
+        assertThat(stream.appends()).extracting(ItemAppend::offset, ItemAppend::text)
+                .containsExactly(tuple(3L, "lo, wo"), tuple(9L, "rld"));
+        assertThat(stream.shownText("m1")).isEqualTo("Hello, world");
+    }
+
+    @Test
+    void aReconnectInTheMiddleOfAppendsResumesBothStreamsExactly() {
+        TurnRecords turn = newTurn();
+        turn.started();
+        Stream first = Stream.open(turn.id, null);
+        first.awaitEvents(1);
+        first.receives(() -> turn.message("m1", "One", "created"), 2);
+        first.receives(() -> turn.append("m1", 3, " two"), 3);
+        first.receives(() -> turn.append("m1", 7, " three"), 4);
+        assertThat(first.ids()).containsExactly("1.0", "2.0", "2.1", "2.2");
+        first.close();
+
+        turn.append("m1", 13, " four");
+        Stream resumed = Stream.open(turn.id, "2.1");
+        await().until(() -> resumed.ids().size() == 2);
+        turn.message("m1", "One two three four", "completed");
+        turn.completed();
+
+        await().until(resumed::ended);
+        assertThat(resumed.ids()).as("the append it missed, the one after it, then the upserts")
+                .containsExactly("2.2", "2.3", "3.3", "4.3");
+        assertThat(resumed.appends()).extracting(ItemAppend::text).containsExactly(" three", " four");
+    }
+
+    @Test
+    void aLateJoinerBeyondTheReplayBufferGetsTheStateThenTheBufferedAppendsItCanApply() {
+        TurnRecords turn = newTurn();
+        turn.started();
+        turn.message("m1", "a", "created");
+        StringBuilder text = new StringBuilder("a");
+        for (int i = 0; i < 2 * REPLAY_BUFFER; i++) {
+            turn.append("m1", text.length(), "b");
+            text.append('b');
+        }
+        turn.message("m1", text.toString(), "updated");
+        turn.append("m1", text.length(), "c");
+        await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
+
+        Stream late = Stream.open(turn.id, null);
+        turn.completed();
+
+        await().until(late::ended);
+        assertThat(late.shownText("m1")).isEqualTo(text + "c");
+        assertThat(late.appends()).as("only what the replay buffer still holds").hasSizeLessThanOrEqualTo(REPLAY_BUFFER);
+    }
+
+    @Test
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
-        Turn turn = new Turn();
+        TurnRecords turn = newTurn();
         turn.started();
         await().until(() -> gateway.snapshot(turn.id).isPresent());
 
         HttpResponse<String> response = http.send(request(turn.id, "seven"), HttpResponse.BodyHandlers.ofString());
 
         assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(response.body()).contains("Last-Event-ID must be the seq");
+        assertThat(response.body()).contains("Last-Event-ID must be the id of the last event received");
+    }
+
+    private static TurnRecords newTurn() {
+        return live.newTurn("thread-1");
     }
 
     private static JsonNode getJson(String path) throws Exception {
@@ -173,50 +224,11 @@ class TurnEventsSseTest {
         return builder.build();
     }
 
-    /** A turn's upserts, written to llm.upserts and llm.item-state as the topology writes them. */
-    private static final class Turn {
-        final String id = "turn-" + UUID.randomUUID();
-        private final Map<String, Long> versions = new java.util.HashMap<>();
-        private long seq;
-
-        void started() {
-            publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, "thread-1", "model", "simulated", null, null, null), "turn");
-        }
-
-        void completed() {
-            publish(new UITurnEvent(UITurnEvent.TURN_COMPLETED, id, "thread-1", "model", "simulated", "complete",
-                    new UITurnEvent.Usage(1, 2, 3), null), "turn");
-        }
-
-        void message(String itemId, String content, String changeType) {
-            item(itemId, "message", content, changeType);
-        }
-
-        void reasoning(String itemId, String content) {
-            item(itemId, "reasoning", content, "created");
-        }
-
-        private void item(String itemId, String type, String content, String changeType) {
-            long version = versions.merge(itemId, 1L, Long::sum);
-            publish(new UIUpsert(UIUpsert.TYPE, id, "thread-1", itemId, type, changeType, version, content, "agent",
-                    null, null, null, null, null, null, null, null), itemId);
-        }
-
-        private void publish(UiPayload payload, String stateKey) {
-            seq++;
-            String type = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
-            String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                    seq, type, payload));
-            producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
-            producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + stateKey, json));
-            producer.flush();
-        }
-    }
-
-    /** One SSE connection, read on its own thread: the events' ids and envelopes as they arrive. */
+    /** One SSE connection, read on its own thread: the events' names, ids and records as they arrive. */
     private static final class Stream {
+        private final List<String> names = new CopyOnWriteArrayList<>();
         private final List<String> ids = new CopyOnWriteArrayList<>();
-        private final List<UpsertEnvelope> envelopes = new CopyOnWriteArrayList<>();
+        private final List<Object> records = new CopyOnWriteArrayList<>();
         private final InputStream body;
         private volatile boolean ended;
 
@@ -247,7 +259,10 @@ class TurnEventsSseTest {
             SseReader reader = new SseReader(body);
             try {
                 for (SseEvent event = reader.next(); event != null; event = reader.next()) {
-                    envelopes.add(Json.fromString(event.data(), UpsertEnvelope.class));
+                    String name = event.event() == null ? "message" : event.event();
+                    records.add(name.equals("append") ? Json.fromString(event.data(), ItemAppend.class)
+                            : Json.fromString(event.data(), UpsertEnvelope.class));
+                    names.add(name);
                     ids.add(reader.lastEventId());
                 }
             } catch (IOException closed) {
@@ -256,16 +271,56 @@ class TurnEventsSseTest {
             ended = true;
         }
 
+        private List<UpsertEnvelope> envelopes() {
+            return records.stream().filter(UpsertEnvelope.class::isInstance).map(UpsertEnvelope.class::cast).toList();
+        }
+
         List<Long> seqs() {
-            return envelopes.stream().map(UpsertEnvelope::seq).toList();
+            return envelopes().stream().map(UpsertEnvelope::seq).toList();
         }
 
         List<String> ids() {
             return List.copyOf(ids);
         }
 
+        List<String> names() {
+            return List.copyOf(names);
+        }
+
+        List<ItemAppend> appends() {
+            return records.stream().filter(ItemAppend.class::isInstance).map(ItemAppend.class::cast).toList();
+        }
+
         List<UiPayload> payloads() {
-            return envelopes.stream().map(UpsertEnvelope::payload).toList();
+            return envelopes().stream().map(UpsertEnvelope::payload).toList();
+        }
+
+        /**
+         * An item's text as a client following the append rule shows it: the latest upsert's content,
+         * extended by each append whose offset is the shown length.
+         */
+        String shownText(String itemId) {
+            String shown = "";
+            for (Object record : records) {
+                if (record instanceof UpsertEnvelope envelope && envelope.payload() instanceof UIUpsert item
+                        && item.itemId().equals(itemId)) {
+                    shown = item.content();
+                } else if (record instanceof ItemAppend append && append.itemId().equals(itemId)
+                        && append.offset() == shown.codePointCount(0, shown.length())) {
+                    shown += append.text();
+                }
+            }
+            return shown;
+        }
+
+        /** Writes a record, then waits until this stream has received {@code count} events. */
+        void receives(Runnable write, int count) {
+            write.run();
+            awaitEvents(count);
+        }
+
+        void awaitEvents(int count) {
+            await().until(() -> ids.size() == count);
         }
 
         boolean ended() {

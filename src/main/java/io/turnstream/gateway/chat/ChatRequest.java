@@ -1,0 +1,111 @@
+package io.turnstream.gateway.chat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.JsonBody;
+import io.turnstream.gateway.TurnRequest;
+import io.turnstream.gateway.provider.Conversation;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The body of {@code POST /api/chat} as the AI SDK's {@code DefaultChatTransport} sends it:
+ * {@code {id, messages, trigger, messageId?}} plus what the app adds with useChat's {@code body}
+ * ({@code provider}, {@code model}, {@code system}, {@code maxSteps}). The chat id is the turn's
+ * thread. Messages are UI messages ({@code parts}) or plain ({@code content}); their text parts
+ * become the conversation, system messages the system prompt, the last (user) message the prompt.
+ */
+final class ChatRequest {
+
+    private static final List<String> FIELDS = List.of("id", "messages", "trigger", "messageId", "provider", "model",
+            "system", "maxSteps");
+    private static final List<String> TRIGGERS = List.of("submit-message", "regenerate-message");
+
+    private ChatRequest() {
+    }
+
+    /** The turn the body asks for; every problem is a 400 that says what to fix. */
+    static TurnRequest parse(String body) {
+        JsonNode json = JsonBody.object(body, FIELDS, "{id, messages, trigger}, as useChat sends it");
+        String chatId = text(json, "id", true);
+        String trigger = text(json, "trigger", false);
+        if (trigger != null && !TRIGGERS.contains(trigger)) {
+            throw ApiError.badRequest("'trigger' must be one of " + String.join(", ", TRIGGERS) + ", got '" + trigger + "'");
+        }
+        text(json, "messageId", false);
+        JsonNode messages = json.get("messages");
+        if (messages == null || !messages.isArray() || messages.isEmpty()) {
+            throw ApiError.badRequest("'messages' must be a non-empty list of {role, parts} or {role, content}");
+        }
+        List<String> system = new ArrayList<>();
+        String explicitSystem = text(json, "system", false);
+        if (explicitSystem != null) {
+            system.add(explicitSystem);
+        }
+        List<Conversation.Entry> history = new ArrayList<>();
+        String prompt = null;
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode message = messages.get(i);
+            String where = "messages[" + i + "]";
+            if (!message.isObject()) {
+                throw ApiError.badRequest(where + " must be an object {role, parts} or {role, content}");
+            }
+            String role = message.path("role").asText("");
+            String content = textOf(message, where);
+            boolean last = i == messages.size() - 1;
+            if (last && !"user".equals(role)) {
+                throw ApiError.badRequest("the last message must be the user's: it is the turn's prompt");
+            }
+            switch (role) {
+                case "system" -> system.add(content);
+                case "user" -> {
+                    if (content.isBlank()) {
+                        throw ApiError.badRequest(where + " has no text");
+                    }
+                    if (last) {
+                        prompt = content;
+                    } else {
+                        history.add(new Conversation.UserText(content));
+                    }
+                }
+                // an assistant message with only tool parts has no text to send back
+                case "assistant" -> {
+                    if (!content.isBlank()) {
+                        history.add(new Conversation.AssistantText(content));
+                    }
+                }
+                default -> throw ApiError.badRequest(where + ".role must be 'system', 'user' or 'assistant'");
+            }
+        }
+        return new TurnRequest(text(json, "provider", false), text(json, "model", false), chatId,
+                system.isEmpty() ? null : String.join("\n\n", system), history, prompt, null,
+                TurnRequest.maxSteps(json.get("maxSteps")), null);
+    }
+
+    /** The text of a message: its {@code content} string, or its {@code text} parts joined. */
+    private static String textOf(JsonNode message, String where) {
+        JsonNode parts = message.get("parts");
+        JsonNode content = message.get("content");
+        if (parts != null && parts.isArray()) {
+            StringBuilder text = new StringBuilder();
+            for (JsonNode part : parts) {
+                if ("text".equals(part.path("type").asText()) && part.path("text").isTextual()) {
+                    text.append(part.get("text").asText());
+                }
+            }
+            return text.toString();
+        }
+        if (content != null && content.isTextual()) {
+            return content.asText();
+        }
+        throw ApiError.badRequest(where + " needs 'parts' (a list) or 'content' (a string)");
+    }
+
+    private static String text(JsonNode json, String field, boolean required) {
+        String value = JsonBody.optionalText(json, field);
+        if (value == null && required) {
+            throw ApiError.badRequest("'" + field + "' is required");
+        }
+        return value;
+    }
+}

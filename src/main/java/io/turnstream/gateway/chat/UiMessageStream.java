@@ -1,0 +1,215 @@
+package io.turnstream.gateway.chat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.view.LiveEncoder;
+import io.turnstream.gateway.view.LiveEvent;
+import io.turnstream.gateway.view.StreamPosition;
+import io.turnstream.model.ItemAppend;
+import io.turnstream.model.ItemTypes;
+import io.turnstream.model.Json;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One turn as the Vercel AI SDK's UI message stream (protocol v1): one assistant message whose id
+ * is the turn id. Each model call is a step ({@code start-step} ... {@code finish-step}); reasoning
+ * and text parts open with their item's first upsert and grow by the append rule ({@link ItemText}),
+ * so deltas come from {@code llm.item-appends} with upserts filling any gap; tool calls and outputs
+ * come from their upserts. The turn's terminal event closes the message with {@code finish} (after
+ * {@code error} for a failed turn) and {@code [DONE]}.
+ */
+final class UiMessageStream implements LiveEncoder {
+
+    /** Item ids of the gateway's steps: {@code {runId}-s{step}-{n}} and {@code {runId}-s{step}-out{k}}. */
+    private static final Pattern STEP_ITEM = Pattern.compile("-s(\\d+)-(?:out)?\\d+$");
+
+    private final String turnId;
+    /** Streaming items by id, in order of first sight. */
+    private final Map<String, ItemText> texts = new LinkedHashMap<>();
+    private final Map<String, String> partTypes = new HashMap<>();
+    private final Set<String> toolInputsSent = new HashSet<>();
+    private final Set<String> toolOutputsSent = new HashSet<>();
+    private int step;
+    /** The last thing of the turn was a tool call or output (no answer after it). */
+    private boolean endedOnTools;
+
+    UiMessageStream(String turnId) {
+        this.turnId = turnId;
+    }
+
+    @Override
+    public void open(SseClient client) {
+        ObjectNode start = chunk("start").put("messageId", turnId);
+        start.putObject("messageMetadata").put("turnId", turnId);
+        send(client, start);
+    }
+
+    @Override
+    public void write(LiveEvent event, StreamPosition position, SseClient client) {
+        if (event instanceof LiveEvent.Append append) {
+            append(append.append(), client);
+        } else if (event instanceof LiveEvent.Upsert upsert) {
+            if (upsert.envelope().payload() instanceof UIUpsert item) {
+                item(item, client);
+            } else if (upsert.envelope().payload() instanceof UITurnEvent turn && event.isTerminal()) {
+                finish(turn, client);
+            }
+        }
+    }
+
+    @Override
+    public void close(SseClient client) {
+        client.sendData("[DONE]");
+    }
+
+    private void append(ItemAppend append, SseClient client) {
+        ItemText text = texts.computeIfAbsent(append.itemId(), id -> new ItemText());
+        if (text.ended) {
+            return;
+        }
+        String added = text.append(append.offset(), append.text());
+        if (text.started && !added.isEmpty()) {
+            delta(append.itemId(), added, client);
+        }
+    }
+
+    private void item(UIUpsert item, SseClient client) {
+        if (ItemTypes.ORIGIN_USER.equals(item.origin())) {
+            return; // the user's prompt is the request's own message
+        }
+        enterStep(stepOf(item.itemId()), client);
+        switch (item.itemType()) {
+            case ItemTypes.MESSAGE -> streamed(item, "text", client);
+            case ItemTypes.REASONING -> streamed(item, "reasoning", client);
+            case ItemTypes.UI_TOOL_CALL -> toolCall(item, client);
+            case ItemTypes.UI_TOOL_OUTPUT -> toolOutput(item, client);
+            default -> end(item.itemId(), client); // an item error ends its part; the turn's error follows
+        }
+    }
+
+    private void streamed(UIUpsert item, String partType, SseClient client) {
+        endedOnTools = false;
+        ItemText text = texts.computeIfAbsent(item.itemId(), id -> new ItemText());
+        if (text.ended) {
+            return;
+        }
+        String added = text.upsert(item.content());
+        if (!text.started) {
+            text.started = true;
+            partTypes.put(item.itemId(), partType);
+            send(client, chunk(partType + "-start").put("id", item.itemId()));
+            added = text.text();
+        }
+        if (!added.isEmpty()) {
+            delta(item.itemId(), added, client);
+        }
+        if (UIUpsert.COMPLETED.equals(item.changeType())) {
+            end(item.itemId(), client);
+        }
+    }
+
+    private void delta(String itemId, String added, SseClient client) {
+        send(client, chunk(partTypes.get(itemId) + "-delta").put("id", itemId).put("delta", added));
+    }
+
+    private void end(String itemId, SseClient client) {
+        ItemText text = texts.get(itemId);
+        if (text != null && text.started && !text.ended) {
+            text.ended = true;
+            send(client, chunk(partTypes.get(itemId) + "-end").put("id", itemId));
+        }
+    }
+
+    private void toolCall(UIUpsert item, SseClient client) {
+        endedOnTools = true;
+        if (item.callId() == null || !toolInputsSent.add(item.callId())) {
+            return;
+        }
+        ObjectNode input = chunk("tool-input-available").put("toolCallId", item.callId())
+                .put("toolName", item.toolName() != null ? item.toolName() : "tool");
+        input.set("input", item.toolArguments() != null ? item.toolArguments() : Json.MAPPER.createObjectNode());
+        send(client, input);
+    }
+
+    private void toolOutput(UIUpsert item, SseClient client) {
+        endedOnTools = true;
+        // the AI SDK attaches an output to its call's part: one without a call would break the message
+        if (item.callId() == null || !toolInputsSent.contains(item.callId()) || !toolOutputsSent.add(item.callId())) {
+            return;
+        }
+        JsonNode output = item.toolOutput() != null ? item.toolOutput() : TextNode.valueOf(item.content());
+        if (Boolean.FALSE.equals(item.success())) {
+            send(client, chunk("tool-output-error").put("toolCallId", item.callId())
+                    .put("errorText", output.isTextual() ? output.asText() : output.toString()));
+        } else {
+            ObjectNode available = chunk("tool-output-available").put("toolCallId", item.callId());
+            available.set("output", output);
+            send(client, available);
+        }
+    }
+
+    /** Moves to the item's step: what is open ends, the previous step finishes, the next starts. */
+    private void enterStep(int itemStep, SseClient client) {
+        int next = Math.max(itemStep, Math.max(step, 1));
+        if (next == step) {
+            return;
+        }
+        finishStep(client);
+        step = next;
+        send(client, chunk("start-step"));
+    }
+
+    private void finishStep(SseClient client) {
+        texts.keySet().forEach(itemId -> end(itemId, client));
+        if (step > 0) {
+            send(client, chunk("finish-step"));
+        }
+    }
+
+    private void finish(UITurnEvent turn, SseClient client) {
+        finishStep(client);
+        String reason;
+        if (UITurnEvent.TURN_ERROR.equals(turn.type())) {
+            String message = turn.error() == null ? "the turn failed"
+                    : turn.error().code() + ": " + turn.error().message();
+            send(client, chunk("error").put("errorText", message));
+            reason = "error";
+        } else if ("aborted".equals(turn.status())) {
+            reason = "other";
+        } else {
+            reason = endedOnTools ? "tool-calls" : "stop";
+        }
+        ObjectNode finish = chunk("finish").put("finishReason", reason);
+        ObjectNode metadata = finish.putObject("messageMetadata").put("turnId", turnId);
+        if (turn.status() != null) {
+            metadata.put("status", turn.status());
+        }
+        if (turn.usage() != null) {
+            metadata.set("usage", Json.MAPPER.valueToTree(turn.usage()));
+        }
+        send(client, finish);
+    }
+
+    private static int stepOf(String itemId) {
+        Matcher matcher = STEP_ITEM.matcher(itemId);
+        return matcher.find() ? Integer.parseInt(matcher.group(1)) : 0;
+    }
+
+    private static ObjectNode chunk(String type) {
+        return Json.MAPPER.createObjectNode().put("type", type);
+    }
+
+    private static void send(SseClient client, ObjectNode chunk) {
+        client.sendData(chunk.toString());
+    }
+}

@@ -1,0 +1,25 @@
+package io.turnstream.gateway.view;
+
+import io.javalin.http.sse.SseClient;
+
+/**
+ * What one kind of SSE client makes of a turn's live events. Called on one sender thread at a time,
+ * in order, so an encoder may keep state.
+ */
+public interface LiveEncoder {
+
+    /** Writes what comes before the first event (nothing by default). */
+    default void open(SseClient client) {
+    }
+
+    /**
+     * Writes what {@code event} becomes for this client.
+     *
+     * @param position the client's position once it has the event (the resumable event id)
+     */
+    void write(LiveEvent event, StreamPosition position, SseClient client);
+
+    /** Writes what ends the stream after the turn's terminal event (nothing by default). */
+    default void close(SseClient client) {
+    }
+}

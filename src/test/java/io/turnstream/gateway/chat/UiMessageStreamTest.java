@@ -1,0 +1,203 @@
+package io.turnstream.gateway.chat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.Gateway;
+import io.turnstream.gateway.sse.SseEvent;
+import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.gateway.view.LiveTopicsGateway;
+import io.turnstream.gateway.view.TurnRecords;
+import io.turnstream.model.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The UI message stream of a turn whose upserts and appends the test writes itself (on a real embedded
+ * broker), read through {@code GET /api/chat/{chatId}/stream}: the exact chunks for appends, gaps,
+ * tool outcomes and a failed turn. The whole pipeline with the AI SDK's own client is
+ * {@link AiSdkChatTest}.
+ */
+class UiMessageStreamTest {
+
+    private static LiveTopicsGateway live;
+    private static Gateway gateway;
+    private static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void startGateway() throws Exception {
+        live = LiveTopicsGateway.start(Map.of());
+        gateway = live.gateway();
+    }
+
+    @AfterAll
+    static void stopGateway() {
+        live.close();
+    }
+
+    @Test
+    void textGrowsByTheAppendsAndEachStepIsFramed() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.reasoning("r-s1-0", "Hm", "created"), 4);
+        chunks.receive(() -> turn.append("r-s1-0", 2, "m, ok"), 5);
+        chunks.receive(() -> turn.reasoning("r-s1-0", "Hmm, ok", "completed"), 6);
+        chunks.receive(() -> turn.message("r-s1-1", "Hel", "created"), 8);
+        chunks.receive(() -> turn.append("r-s1-1", 0, "Hello"), 9);
+        chunks.receive(() -> turn.append("r-s1-1", 5, ", world"), 10);
+        chunks.receive(() -> turn.message("r-s1-1", "Hello, world", "completed"), 11);
+        chunks.receive(() -> turn.message("r-s2-0", "Bye", "completed"), 16);
+        turn.completed();
+
+        await().until(chunks::ended);
+        assertThat(chunks.lines()).containsExactly(
+                "{\"type\":\"start\",\"messageId\":\"" + turn.id + "\",\"messageMetadata\":{\"turnId\":\"" + turn.id + "\"}}",
+                "{\"type\":\"start-step\"}",
+                "{\"type\":\"reasoning-start\",\"id\":\"r-s1-0\"}",
+                "{\"type\":\"reasoning-delta\",\"id\":\"r-s1-0\",\"delta\":\"Hm\"}",
+                "{\"type\":\"reasoning-delta\",\"id\":\"r-s1-0\",\"delta\":\"m, ok\"}",
+                "{\"type\":\"reasoning-end\",\"id\":\"r-s1-0\"}",
+                "{\"type\":\"text-start\",\"id\":\"r-s1-1\"}",
+                "{\"type\":\"text-delta\",\"id\":\"r-s1-1\",\"delta\":\"Hel\"}",
+                "{\"type\":\"text-delta\",\"id\":\"r-s1-1\",\"delta\":\"lo\"}",
+                "{\"type\":\"text-delta\",\"id\":\"r-s1-1\",\"delta\":\", world\"}",
+                "{\"type\":\"text-end\",\"id\":\"r-s1-1\"}",
+                "{\"type\":\"finish-step\"}",
+                "{\"type\":\"start-step\"}",
+                "{\"type\":\"text-start\",\"id\":\"r-s2-0\"}",
+                "{\"type\":\"text-delta\",\"id\":\"r-s2-0\",\"delta\":\"Bye\"}",
+                "{\"type\":\"text-end\",\"id\":\"r-s2-0\"}",
+                "{\"type\":\"finish-step\"}",
+                "{\"type\":\"finish\",\"finishReason\":\"stop\",\"messageMetadata\":{\"turnId\":\"" + turn.id
+                        + "\",\"status\":\"complete\",\"usage\":{\"promptTokens\":1,\"completionTokens\":2,\"totalTokens\":3}}}",
+                "[DONE]");
+    }
+
+    @Test
+    void anAppendAfterAGapWaitsForTheNextUpsert() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.message("m-s1-0", "One", "created"), 4);
+        turn.append("m-s1-0", 7, " three");
+        chunks.receive(() -> turn.message("m-s1-0", "One two", "updated"), 5);
+        chunks.receive(() -> turn.append("m-s1-0", 7, " three"), 6);
+        turn.completed();
+
+        await().until(chunks::ended);
+        assertThat(chunks.deltas()).as("the text after the gap comes with the upsert; then appends go on")
+                .containsExactly("One", " two", " three");
+    }
+
+    @Test
+    void toolOutcomesAndAFailedTurnEndTheMessageWithAnError() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 3);
+        chunks.receive(() -> turn.toolOutput("c-s1-out0", "call-1", "read_file", "no such file: missing.md", false), 4);
+        turn.failed("STREAM_STALLED", "the provider sent nothing for 30 s");
+
+        await().until(chunks::ended);
+        assertThat(chunks.lines()).containsSubsequence(
+                "{\"type\":\"tool-input-available\",\"toolCallId\":\"call-1\",\"toolName\":\"read_file\","
+                        + "\"input\":{\"path\":\"missing.md\"}}",
+                "{\"type\":\"tool-output-error\",\"toolCallId\":\"call-1\",\"errorText\":\"no such file: missing.md\"}",
+                "{\"type\":\"finish-step\"}",
+                "{\"type\":\"error\",\"errorText\":\"STREAM_STALLED: the provider sent nothing for 30 s\"}");
+        assertThat(chunks.json().get(chunks.json().size() - 1).get("finishReason").asText()).isEqualTo("error");
+        assertThat(chunks.lines()).last().isEqualTo("[DONE]");
+    }
+
+    @Test
+    void aChatWhoseTurnHasFinishedHasNothingToResume() throws Exception {
+        TurnRecords turn = runningTurn();
+        turn.completed();
+        await().until(() -> gateway.snapshot(turn.id).map(s -> s.status().equals("complete")).orElse(false));
+
+        assertThat(Chunks.get(turn.threadId).statusCode()).isEqualTo(204);
+    }
+
+    /** A turn that has started, as the gateway's views know it. */
+    private static TurnRecords runningTurn() {
+        TurnRecords turn = live.newTurn("chat-" + UUID.randomUUID());
+        turn.started();
+        await().until(() -> gateway.views().runningTurnOf(turn.threadId, null).isPresent());
+        return turn;
+    }
+
+    /** One UI message stream, read on its own thread: the {@code data} of each event. */
+    private static final class Chunks {
+        private final List<String> lines = new CopyOnWriteArrayList<>();
+        private volatile boolean ended;
+
+        static HttpResponse<InputStream> get(String chatId) throws IOException, InterruptedException {
+            return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/api/chat/" + chatId + "/stream"))
+                    .build(), HttpResponse.BodyHandlers.ofInputStream());
+        }
+
+        static Chunks resume(String chatId) {
+            try {
+                HttpResponse<InputStream> response = get(chatId);
+                assertThat(response.statusCode()).isEqualTo(200);
+                assertThat(response.headers().firstValue("x-vercel-ai-ui-message-stream")).hasValue("v1");
+                Chunks chunks = new Chunks();
+                Thread reader = new Thread(() -> chunks.read(response.body()), "ui-stream-test-reader");
+                reader.setDaemon(true);
+                reader.start();
+                return chunks;
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private void read(InputStream body) {
+            SseReader reader = new SseReader(body);
+            try {
+                for (SseEvent event = reader.next(); event != null; event = reader.next()) {
+                    lines.add(event.data());
+                }
+            } catch (IOException closed) {
+                // the stream ended
+            }
+            ended = true;
+        }
+
+        /** Writes a record, then waits until {@code count} chunks have arrived. */
+        void receive(Runnable write, int count) {
+            write.run();
+            await().untilAsserted(() -> assertThat(lines).hasSize(count));
+        }
+
+        List<String> lines() {
+            return List.copyOf(lines);
+        }
+
+        List<JsonNode> json() {
+            return lines.stream().filter(line -> line.startsWith("{")).map(line -> Json.fromString(line, JsonNode.class))
+                    .toList();
+        }
+
+        List<String> deltas() {
+            return json().stream().filter(chunk -> chunk.get("type").asText().endsWith("-delta"))
+                    .map(chunk -> chunk.get("delta").asText()).toList();
+        }
+
+        boolean ended() {
+            return ended;
+        }
+    }
+}

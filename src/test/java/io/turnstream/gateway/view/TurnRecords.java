@@ -1,0 +1,97 @@
+package io.turnstream.gateway.view;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemAppend;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayload;
+import io.turnstream.model.UpsertEnvelope;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * One turn's records written as the topology writes them: upserts to {@code llm.upserts} and
+ * {@code llm.item-state}, appends to {@code llm.item-appends}, each seq counted per turn, so a test
+ * controls every seq and offset. Each write is flushed before it returns.
+ */
+public final class TurnRecords {
+
+    public final String id = "turn-" + UUID.randomUUID();
+    public final String threadId;
+    private final KafkaProducer<String, String> producer;
+    private final Map<String, Long> versions = new HashMap<>();
+    private long seq;
+    private long appendSeq;
+
+    public TurnRecords(KafkaProducer<String, String> producer, String threadId) {
+        this.producer = producer;
+        this.threadId = threadId;
+    }
+
+    public void started() {
+        publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, threadId, "model", "simulated", null, null, null), "turn");
+    }
+
+    public void completed() {
+        publish(new UITurnEvent(UITurnEvent.TURN_COMPLETED, id, threadId, "model", "simulated", "complete",
+                new UITurnEvent.Usage(1, 2, 3), null), "turn");
+    }
+
+    public void failed(String code, String message) {
+        publish(new UITurnEvent(UITurnEvent.TURN_ERROR, id, threadId, "model", "simulated", null, null,
+                ErrorInfo.of(code, message)), "turn");
+    }
+
+    public void message(String itemId, String content, String changeType) {
+        item(itemId, "message", content, changeType);
+    }
+
+    public void reasoning(String itemId, String content, String changeType) {
+        item(itemId, "reasoning", content, changeType);
+    }
+
+    public void toolCall(String itemId, String callId, String toolName, String arguments) {
+        upsert(itemId, "tool_call", arguments, toolName, Json.fromString(arguments, JsonNode.class), callId, null, null);
+    }
+
+    public void toolOutput(String itemId, String callId, String toolName, String output, boolean success) {
+        upsert(itemId, "tool_output", output, toolName, null, callId, Json.MAPPER.getNodeFactory().textNode(output),
+                success);
+    }
+
+    public void append(String itemId, long offset, String text) {
+        appendSeq++;
+        String json = Json.toString(new ItemAppend(id, itemId, appendSeq, offset, text, System.currentTimeMillis()));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemAppends(), id, json));
+        producer.flush();
+    }
+
+    private void item(String itemId, String type, String content, String changeType) {
+        long version = versions.merge(itemId, 1L, Long::sum);
+        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, type, changeType, version, content, "agent",
+                null, null, null, null, null, null, null, null), itemId);
+    }
+
+    private void upsert(String itemId, String type, String content, String toolName, JsonNode arguments, String callId,
+                        JsonNode output, Boolean success) {
+        long version = versions.merge(itemId, 1L, Long::sum);
+        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, type, UIUpsert.COMPLETED, version, content, "agent",
+                null, toolName, arguments, callId, output, success, null, null), itemId);
+    }
+
+    private void publish(UiPayload payload, String stateKey) {
+        seq++;
+        String type = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
+        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
+                seq, type, payload));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + stateKey, json));
+        producer.flush();
+    }
+}
