@@ -81,6 +81,7 @@ final class AgentLoop implements Runnable {
     private final StepRetry retry;
     private final MaxTokensContinuation continuation = new MaxTokensContinuation();
     private final UsageLedger usage;
+    private final ContextManager context;
 
     AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
               ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
@@ -95,6 +96,8 @@ final class AgentLoop implements Runnable {
         this.retry = new StepRetry(turn, config, client, metrics, reporter, this::publish, active.cancel,
                 calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
                         "aborted: the model call failed and was made again")));
+        this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
+                this::publish, active.cancel, usage::add, metrics);
     }
 
     @Override
@@ -130,7 +133,8 @@ final class AgentLoop implements Runnable {
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
         for (int step = 1; step <= turn.maxSteps() + continuation.count(); step++) {
-            StepOutcome outcome = retry.call(step, conversation.entries());
+            int current = step;
+            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
             if (stepUsage != null && outcome.status() == StepOutcome.Status.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);

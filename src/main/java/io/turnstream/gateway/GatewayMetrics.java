@@ -17,7 +17,7 @@ public final class GatewayMetrics {
     /** What is counted. */
     public enum Counter {
         TURNS_STARTED, TURNS_COMPLETED, TURNS_FAILED, TURNS_ABORTED, TURNS_REJECTED,
-        MODEL_CALLS, RETRIES, FALLBACKS, STALLS, PROVIDER_ERRORS,
+        MODEL_CALLS, RETRIES, FALLBACKS, STALLS, COMPACTIONS, PROVIDER_ERRORS,
         TOOL_RESULTS_RECEIVED, EVENTS_PUBLISHED, PUBLISH_FAILURES, BAD_INPUT_RECORDS;
 
         /** The name in the JSON: lower snake case. */
