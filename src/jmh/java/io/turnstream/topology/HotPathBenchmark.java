@@ -29,8 +29,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The per-delta hot path of the upsert topology without a broker: parsing a raw event (bound, and
- * streamed as the topology reads deltas), appending
+ * The per-delta hot path of the upsert topology without a broker: parsing a raw event, appending
  * the delta to its item's RocksDB chunk store, the gradient check, and serialising an upsert of a
  * 1,000-token item. Lives in the topology's package to reach its package-private parts.
  * Run: {@code ./mvnw -B -q -Pjmh test-compile exec:exec}.
@@ -85,12 +84,6 @@ public class HotPathBenchmark {
     @Benchmark
     public StreamEvent parseRawEvent() throws IOException {
         return WireFormat.JSON.read(TOPIC, deltaEvent, StreamEvent.class);
-    }
-
-    /** The topology's read of the same delta: the streaming {@link JsonDeltaReader}. */
-    @Benchmark
-    public StreamEvent parseDeltaStreaming() {
-        return JsonDeltaReader.read(deltaEvent);
     }
 
     /** One delta into the chunk store; a new item every 1,000 deltas, the old one dropped as on completion. */

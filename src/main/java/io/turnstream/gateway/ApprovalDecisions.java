@@ -61,6 +61,22 @@ final class ApprovalDecisions {
         }
     }
 
+    /**
+     * A turn taken over from another gateway shows its calls that still wait for a decision as
+     * awaiting approval again; the decision reaches the executor as before.
+     */
+    void showAwaiting(String turnId, TurnProgress progress, TurnRegistry.ActiveTurn active) {
+        if (progress.awaiting() == null) {
+            return;
+        }
+        for (var call : progress.awaiting().calls()) {
+            Round round = rounds.get(key(turnId, call.callId()));
+            if (round != null && round.asked.isDone() && !round.decision.isDone()) {
+                active.awaitingApproval(call.callId()).complete(null);
+            }
+        }
+    }
+
     private static String key(String turnId, String callId) {
         return turnId + "/" + callId;
     }

@@ -17,7 +17,6 @@ import io.turnstream.model.StreamPayload.ResponseStart;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
-import io.turnstream.model.WireFormat;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
 import java.io.IOException;
@@ -98,7 +97,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     public void process(Record<String, byte[]> record) {
         StreamEvent event;
         try {
-            event = readEvent(record.value());
+            event = config.wireFormat().read(config.topics().rawEvents(), record.value(), StreamEvent.class);
         } catch (IOException | RuntimeException e) {
             deadLetters.send(record, "unparseable StreamEvent: " + firstLine(e.getMessage()));
             return;
@@ -136,11 +135,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         } finally {
             MDC.remove("turnId");
         }
-    }
-
-    private StreamEvent readEvent(byte[] value) throws IOException {
-        StreamEvent delta = config.wireFormat() == WireFormat.JSON ? JsonDeltaReader.read(value) : null;
-        return delta != null ? delta : config.wireFormat().read(config.topics().rawEvents(), value, StreamEvent.class);
     }
 
     /** Applies an event to an open turn; returns why it was rejected, or null. */
@@ -350,6 +344,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         marker.closed = true;
         marker.forgetAtMs = now() + config.closedTurnRetentionMs();
         deadlines.schedule(marker.forgetAtMs, Kind.FORGET, turn.runId);
+        deadlines.schedule(now() + config.itemStateRetentionMs(), Kind.TOMBSTONE,
+                UpsertEmitter.itemStateKeys(turn));
         turns.put(turn.runId, marker);
         lastActivity.remove(turn.runId);
         return null;
@@ -400,6 +396,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 case IDLE -> onIdleTimeout(deadline, nowMs);
                 case FORGET -> onForget(deadline);
                 case APPEND -> onAppendDue(deadline);
+                case TOMBSTONE -> emitter.tombstones(deadline.target());
             }
         }
     }

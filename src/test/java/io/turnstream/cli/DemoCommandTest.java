@@ -27,7 +27,7 @@ class DemoCommandTest {
                 .containsPattern("tool_call +completed +v1 +read_file \\{\"path\":\"README.md\"}")
                 .containsPattern("tool_output +completed +v1 +ok \"# Rocket club flight log\"")
                 .containsPattern("message \\(agent\\) +updated")
-                .containsPattern("turn_completed +status=complete")
+                .containsPattern("turn_completed +(model=\\S+ +)?status=complete")
                 .contains("Final answer:", "`README.md` has", "> # Rocket club flight log", "The turn completed.");
         assertThat(printed.indexOf("turn_started")).isLessThan(printed.indexOf("turn_completed"));
     }

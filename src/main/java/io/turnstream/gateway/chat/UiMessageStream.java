@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.LiveEvent;
 import io.turnstream.gateway.view.StreamPosition;
@@ -184,10 +185,12 @@ final class UiMessageStream implements LiveEncoder {
                     : turn.error().code() + ": " + turn.error().message();
             send(client, chunk("error").put("errorText", message));
             reason = "error";
+        } else if ("error".equals(turn.status())) {
+            reason = "error";
         } else if ("aborted".equals(turn.status())) {
             reason = "other";
         } else {
-            reason = endedOnTools ? "tool-calls" : "stop";
+            reason = finishReason(turn.finishReason());
         }
         ObjectNode finish = chunk("finish").put("finishReason", reason);
         ObjectNode metadata = finish.putObject("messageMetadata").put("turnId", turnId);
@@ -198,6 +201,21 @@ final class UiMessageStream implements LiveEncoder {
             metadata.set("usage", Json.MAPPER.valueToTree(turn.usage()));
         }
         send(client, finish);
+    }
+
+    /** The AI SDK's name for the turn's finish reason; without one, whether it ended on tool calls. */
+    private String finishReason(String turnReason) {
+        if (turnReason == null) {
+            return endedOnTools ? "tool-calls" : "stop";
+        }
+        return switch (turnReason) {
+            case FinishReasons.STOP -> "stop";
+            case FinishReasons.LENGTH -> "length";
+            case FinishReasons.CONTENT_FILTER, FinishReasons.REFUSAL -> "content-filter";
+            // the step limit stops a turn whose model still wanted its tools' results
+            case FinishReasons.TOOL_CALLS, FinishReasons.MAX_STEPS -> "tool-calls";
+            default -> "other";
+        };
     }
 
     private static int stepOf(String itemId) {

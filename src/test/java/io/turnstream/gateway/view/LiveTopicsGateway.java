@@ -54,6 +54,11 @@ public final class LiveTopicsGateway implements AutoCloseable {
         return new TurnRecords(producer, threadId);
     }
 
+    /** A new turn of the thread for a tenant. */
+    public TurnRecords newTurn(String threadId, String tenantId) {
+        return new TurnRecords(producer, threadId, tenantId);
+    }
+
     @Override
     public void close() {
         producer.close();

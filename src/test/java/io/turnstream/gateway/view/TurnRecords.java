@@ -24,28 +24,36 @@ public final class TurnRecords {
 
     public final String id = "turn-" + UUID.randomUUID();
     public final String threadId;
+    /** The turn's tenant, null for none. */
+    private final String tenantId;
     private final KafkaProducer<String, String> producer;
     private final Map<String, Long> versions = new HashMap<>();
     private long seq;
     private long appendSeq;
 
     public TurnRecords(KafkaProducer<String, String> producer, String threadId) {
+        this(producer, threadId, null);
+    }
+
+    public TurnRecords(KafkaProducer<String, String> producer, String threadId, String tenantId) {
         this.producer = producer;
         this.threadId = threadId;
+        this.tenantId = tenantId;
     }
 
     public void started() {
-        publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, threadId, "model", "simulated", null, null, null), "turn");
+        publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, threadId, "model", "simulated", null, null, null,
+                tenantId), "turn");
     }
 
     public void completed() {
         publish(new UITurnEvent(UITurnEvent.TURN_COMPLETED, id, threadId, "model", "simulated", "complete",
-                new UITurnEvent.Usage(1, 2, 3), null), "turn");
+                new UITurnEvent.Usage(1, 2, 3), null, tenantId, "stop"), "turn");
     }
 
     public void failed(String code, String message) {
         publish(new UITurnEvent(UITurnEvent.TURN_ERROR, id, threadId, "model", "simulated", null, null,
-                ErrorInfo.of(code, message)), "turn");
+                ErrorInfo.of(code, message), tenantId), "turn");
     }
 
     public void message(String itemId, String content, String changeType) {
