@@ -178,7 +178,8 @@ final class ContractSamples {
         return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null),
                 ControlMessage.approval("turn-1", "call-1", true, null),
                 ControlMessage.approval("turn-1", "call-2", false, "not in production"),
-                ControlMessage.toolStarted("turn-1", "call-3", T));
+                ControlMessage.toolStarted("turn-1", "call-3", T),
+                ControlMessage.approvalRequested("turn-1", "call-4"));
     }
 
     static List<ItemAppend> itemAppends() {
