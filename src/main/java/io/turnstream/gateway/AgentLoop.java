@@ -58,6 +58,9 @@ final class AgentLoop implements Runnable {
                 String tenantId) {
     }
 
+    /** Status of a turn that goes on in another gateway. */
+    private static final String HANDED_OVER = "handed over";
+
     /** The turn ended early; the terminal event is already published. */
     private static final class TurnEnded extends Exception {
         final String status;
@@ -71,7 +74,8 @@ final class AgentLoop implements Runnable {
     private final Turn turn;
     private final TurnRegistry.ActiveTurn active;
     private final TurnRegistry registry;
-    private final GatewayProducer producer;
+    private final TurnPublisher producer;
+    private final TurnProgress progress;
     private final ProviderClient client;
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
@@ -79,21 +83,24 @@ final class AgentLoop implements Runnable {
     private final TurnStatusReporter reporter = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
     private final StepRetry retry;
-    private final MaxTokensContinuation continuation = new MaxTokensContinuation();
+    private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
 
-    AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
-              ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
+    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
+    AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
+              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
         this.turn = turn;
+        this.progress = progress;
         this.active = active;
         this.registry = registry;
         this.producer = producer;
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.usage = new UsageLedger(config.prices());
-        this.retry = new StepRetry(turn, config, client, metrics, reporter, this::publish, active.cancel,
+        this.usage = new UsageLedger(config.prices(), progress.usage());
+        this.continuation = new MaxTokensContinuation(progress.continuations());
+        this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
                 calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
                         "aborted: the model call failed and was made again")));
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
@@ -116,8 +123,13 @@ final class AgentLoop implements Runnable {
                     "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
         } finally {
             awaitDelivery();
-            count(status);
-            registry.finish(turn.turnId(), status);
+            if (active.handover.isDone()) {
+                status = HANDED_OVER;
+                registry.release(turn.turnId());
+            } else {
+                count(status);
+                registry.finish(turn.turnId(), status);
+            }
             LOG.info("turn finished: status {} after {} ms, usage {}", status,
                     (System.nanoTime() - started) / 1_000_000, usage.total());
             MDC.remove("turnId");
@@ -126,13 +138,29 @@ final class AgentLoop implements Runnable {
     }
 
     private String steps() throws TurnEnded {
-        LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
-                turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
-        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
-                turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+        if (progress.started()) {
+            LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
+                    turn.runId(), turn.threadId(), turn.provider().name(), retry.model());
+        } else {
+            LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
+                    turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
+            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
+                    turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+        }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
-        for (int step = 1; step <= turn.maxSteps() + continuation.count(); step++) {
+        progress.completed().forEach(conversation::add);
+        if (progress.finishReason() != null) {
+            return done(progress.finishReason());
+        }
+        TurnProgress.Awaiting awaiting = progress.awaiting();
+        if (awaiting != null) {
+            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+        }
+        for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
+            }
             int current = step;
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
@@ -158,15 +186,17 @@ final class AgentLoop implements Runnable {
             LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
-            if (outcome.toolCalls().isEmpty()) {
-                if (!continuation.shouldContinue(outcome.finishReason())) {
-                    return done(outcome.finishReason());
-                }
+            boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), outcome, continued));
+            if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
                 conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continue;
             }
-            conversation.add(awaitToolResults(step, outcome.toolCalls()));
+            if (outcome.toolCalls().isEmpty()) {
+                return done(outcome.finishReason());
+            }
+            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -186,7 +216,13 @@ final class AgentLoop implements Runnable {
 
     private void publishUserPrompt() {
         String id = turn.runId() + "-user-prompt";
-        publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null, ItemTypes.ORIGIN_USER));
+        if (progress.promptDone()) {
+            return;
+        }
+        if (!progress.promptStarted()) {
+            publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null,
+                    ItemTypes.ORIGIN_USER));
+        }
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
                 null, null, null, null, null, null)));
     }
@@ -196,14 +232,18 @@ final class AgentLoop implements Runnable {
      * arrives, and each call's lifecycle (pending, running when the executor says it started,
      * completed or error); returns them in call order for the next request. A call that will get no
      * result (cancel, timeout) still gets its output, saying why.
+     *
+     * @param published outputs a previous gateway of the turn already published, by call id
      */
-    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls) throws TurnEnded {
+    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls,
+                                                      Map<String, Conversation.ToolOutput> published) throws TurnEnded {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
-        calls.forEach(call -> pending.put(call, active.result(call.callId())));
-        calls.forEach(reporter::toolPending);
+        calls.stream().filter(call -> !published.containsKey(call.callId()))
+                .forEach(call -> pending.put(call, active.result(call.callId())));
+        pending.keySet().forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
         Set<String> awaitingApproval = new HashSet<>();
-        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
+        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
@@ -212,6 +252,7 @@ final class AgentLoop implements Runnable {
             pending.keySet().stream().filter(call -> !awaitingApproval.contains(call.callId()))
                     .forEach(call -> waitingFor.add(active.awaitingApproval(call.callId())));
             waitingFor.add(active.cancel.future());
+            waitingFor.add(active.handover);
             try {
                 CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
                         .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -234,6 +275,9 @@ final class AgentLoop implements Runnable {
             if (active.cancel.isCancelled()) {
                 endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
                 throw aborted();
+            }
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
             }
             for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();

@@ -12,8 +12,9 @@ import java.util.Map;
  * {@code POST /v1/turns/{turnId}/tool-calls/{callId}/approval} with {@code {approved, reason?}}: a
  * person's decision on a tool call awaiting approval. The decision goes to {@code llm.control}, so
  * any gateway instance accepts it; the tool executor holding the call applies the first decision
- * and ignores later ones, which makes repeating a request harmless. Answers {@code 202} once the
- * decision is on the topic.
+ * and ignores later ones, which makes repeating a request harmless. Answers {@code 202} with the
+ * decision that stands ({@code approved}, {@code reason}): a repeated or contradicting request gets
+ * the first decision back; {@code 404} when the call is not awaiting approval.
  */
 final class ApprovalsApi implements GatewayServer.Routes {
 
@@ -43,11 +44,14 @@ final class ApprovalsApi implements GatewayServer.Routes {
             throw ApiError.badRequest("the body must be {\"approved\": true|false, \"reason\": \"...\" (optional)}");
         }
         String why = reason == null || reason.isNull() ? null : reason.asText();
-        gateway.decideApproval(turnId, callId, approved.asBoolean(), why);
+        ApprovalDecisions.Decision decision = gateway.decideApproval(turnId, callId, approved.asBoolean(), why);
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("turnId", turnId);
         answer.put("callId", callId);
-        answer.put("approved", approved.asBoolean());
+        answer.put("approved", decision.approved());
+        if (decision.reason() != null) {
+            answer.put("reason", decision.reason());
+        }
         ctx.status(202).json(answer);
     }
 }

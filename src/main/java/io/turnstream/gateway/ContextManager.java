@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * still too long after a compaction fails the step with {@code CONTEXT_OVERFLOW}.
  *
  * <p>A compaction is seen on the turn's stream as a {@code compacting} turn status (context used,
- * window), then a {@code message} item of origin {@code compaction} (id {@code {runId}-s{step}-compaction})
+ * window), then a {@code message} item of origin {@code compaction} (id {@code {runId}-s{step}-compaction-{millis}})
  * holding the summary, then {@code running} when the model is called again.
  */
 final class ContextManager {
@@ -112,7 +112,8 @@ final class ContextManager {
             metrics.increment(Counter.COMPACTIONS);
             conversation.replace(result.conversation());
             lastUsed = null;
-            publishSummary(turn.runId() + "-s" + step + "-compaction", result.summary());
+            // the time keeps the id unique when a gateway that takes the turn over compacts the same step again
+            publishSummary(turn.runId() + "-s" + step + "-compaction-" + System.currentTimeMillis(), result.summary());
             LOG.info("step {}: {} entries of the conversation summarised; {} kept", step, result.summarised(),
                     result.conversation().size() - 1);
         } else if (!result.aborted()) {

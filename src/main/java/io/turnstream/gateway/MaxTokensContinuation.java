@@ -15,6 +15,11 @@ final class MaxTokensContinuation {
 
     private int count;
 
+    /** @param count continuations the turn made already (on another gateway, before it was taken over) */
+    MaxTokensContinuation(int count) {
+        this.count = count;
+    }
+
     /** Whether a step that ended with this finish reason (and no tool calls) is continued; counts it when so. */
     boolean shouldContinue(String finishReason) {
         if (!FinishReasons.LENGTH.equals(finishReason) || count >= LIMIT) {

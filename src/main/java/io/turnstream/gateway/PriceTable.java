@@ -20,14 +20,26 @@ final class PriceTable {
     record Price(double input, double output, double cacheRead, double cacheWrite) {
     }
 
-    /** List prices at the time of writing; override them in the config file when they change. */
-    private static final Map<String, Price> DEFAULTS = Map.of(
-            "claude-opus-4", new Price(15, 75, 1.5, 18.75),
-            "claude-sonnet-4", new Price(3, 15, 0.3, 3.75),
-            "claude-haiku-4", new Price(1, 5, 0.1, 1.25),
-            "gpt-4.1", new Price(2, 8, 0.5, 2),
-            "gpt-4o", new Price(2.5, 10, 1.25, 2.5),
-            "turnstream-simulated", new Price(0, 0, 0, 0));
+    /**
+     * List prices (standard tier, 5-minute cache writes) as published on 2026-11-23 by Anthropic
+     * (platform.claude.com/docs/en/about-claude/pricing) and OpenAI (platform.openai.com/docs/pricing);
+     * long-context surcharges and batch discounts are not modelled. Override them in the config file
+     * when they change. OpenAI bills cache writes as plain input.
+     */
+    private static final Map<String, Price> DEFAULTS = Map.ofEntries(
+            Map.entry("claude-opus-4", new Price(15, 75, 1.5, 18.75)),
+            Map.entry("claude-opus-4-5", new Price(5, 25, 0.5, 6.25)),
+            Map.entry("claude-opus-4-6", new Price(5, 25, 0.5, 6.25)),
+            Map.entry("claude-opus-4-7", new Price(5, 25, 0.5, 6.25)),
+            Map.entry("claude-opus-4-8", new Price(5, 25, 0.5, 6.25)),
+            Map.entry("claude-sonnet-4", new Price(3, 15, 0.3, 3.75)),
+            Map.entry("claude-haiku-4", new Price(1, 5, 0.1, 1.25)),
+            Map.entry("gpt-4.1", new Price(2, 8, 0.5, 2)),
+            Map.entry("gpt-4.1-mini", new Price(0.4, 1.6, 0.1, 0.4)),
+            Map.entry("gpt-4.1-nano", new Price(0.1, 0.4, 0.025, 0.1)),
+            Map.entry("gpt-4o", new Price(2.5, 10, 1.25, 2.5)),
+            Map.entry("gpt-4o-mini", new Price(0.15, 0.6, 0.075, 0.15)),
+            Map.entry("turnstream-simulated", new Price(0, 0, 0, 0)));
 
     private final ModelTable<Price> prices;
 

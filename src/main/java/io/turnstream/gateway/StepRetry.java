@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * One step's model call, recovered where it can be: a transient failure (rate limit, overload,
  * broken or stalled stream) is retried with backoff within the retry budget, also after output has
  * started: the failed attempt's open items are withdrawn ({@code item_cancelled}) and the next
- * attempt streams under new item ids ({@code {runId}-s{step}a{attempt}-{n}} once ids were used). An overload or a stall
+ * attempt streams new items of the same step (ids {@code {runId}-s{step}-{n}} go on). An overload or a stall
  * switches to the fallback model for the rest of the turn, at any point of a step. Each retry,
  * fallback and stall is reported as a turn status.
  */
@@ -35,11 +35,17 @@ final class StepRetry {
     private final StepItems.Sink sink;
     private final CancelSignal cancel;
     private final Consumer<List<ToolCallRequest>> abandonedCalls;
+    private final TurnProgress.Interrupted interrupted;
+    /** The interrupted step's items: withdrawn once, then the latest call's. */
+    private StepItems resumedStep;
     private String model;
 
-    /** @param abandonedCalls receives the tool calls a withdrawn attempt completed: they will get no result */
-    StepRetry(AgentLoop.Turn turn, GatewayConfig config, ProviderClient client, GatewayMetrics metrics,
-              TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
+    /**
+     * @param progress where the turn starts: the model it uses now and the step to take back, if any
+     * @param abandonedCalls receives the tool calls a withdrawn attempt completed: they will get no result
+     */
+    StepRetry(AgentLoop.Turn turn, TurnProgress progress, GatewayConfig config, ProviderClient client,
+              GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
               Consumer<List<ToolCallRequest>> abandonedCalls) {
         this.turn = turn;
         this.config = config;
@@ -49,7 +55,8 @@ final class StepRetry {
         this.sink = sink;
         this.cancel = cancel;
         this.abandonedCalls = abandonedCalls;
-        this.model = turn.provider().model();
+        this.interrupted = progress.interrupted();
+        this.model = progress.model();
     }
 
     /** The model calls go to now: the turn's model, or the fallback model once it fell back. */
@@ -58,9 +65,8 @@ final class StepRetry {
     }
 
     StepOutcome call(int step, List<Conversation.Entry> conversation) {
-        String ids = turn.runId() + "-s" + step;
+        StepItems items = firstAttemptItems(step);
         for (int attempt = 1; ; attempt++) {
-            StepItems items = new StepItems(ids, turn.provider().name(), sink);
             items.withdrawOnRetryableFailure(attempt < config.retry().maxAttempts() || canFallBack());
             ModelRequest request = new ModelRequest(model, turn.system(), conversation, turn.tools(),
                     config.maxTokens(), config.thinkingBudget());
@@ -85,10 +91,7 @@ final class StepRetry {
             if (!outcome.toolCalls().isEmpty()) {
                 abandonedCalls.accept(outcome.toolCalls());
             }
-            if (items.published() > 0) {
-                // the withdrawn items' ids are taken: the next attempt's items get their own
-                ids = turn.runId() + "-s" + step + "a" + (attempt + 1);
-            }
+            items = items.nextAttempt();
             if ((outcome.overloaded() || stalled) && canFallBack()) {
                 LOG.warn("model {} is {}; falling back to {} for the rest of the turn", model,
                         stalled ? "stalled" : "overloaded", turn.fallbackModel());
@@ -115,6 +118,26 @@ final class StepRetry {
                 return StepOutcome.abortedBeforeStream();
             }
         }
+    }
+
+    /**
+     * A new step's items; for the step another gateway was streaming when it stopped, what it had
+     * shown is withdrawn first, and the call starts over with the ids after it.
+     */
+    private StepItems firstAttemptItems(int step) {
+        String ids = turn.runId() + "-s" + step;
+        if (interrupted == null || interrupted.step() != step) {
+            return new StepItems(ids, turn.provider().name(), sink);
+        }
+        if (resumedStep == null) {
+            LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
+            resumedStep = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
+                    interrupted.open());
+            resumedStep.withdraw();
+        }
+        // the step may be called again (after a compaction): each call's items go on after the last call's
+        resumedStep = resumedStep.nextAttempt();
+        return resumedStep;
     }
 
     private boolean canFallBack() {

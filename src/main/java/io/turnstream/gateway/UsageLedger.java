@@ -11,8 +11,10 @@ final class UsageLedger {
     private final PriceTable prices;
     private Usage total;
 
-    UsageLedger(PriceTable prices) {
+    /** @param carried the usage of the turn's steps so far (when it was taken over from another gateway), or null */
+    UsageLedger(PriceTable prices, Usage carried) {
         this.prices = prices;
+        this.total = carried;
     }
 
     /** Records a step's usage (null when the provider reported none); returns it with its cost. */

@@ -109,7 +109,8 @@ public final class ToolExecutorService implements AutoCloseable {
 
     /**
      * Tells the gateway running the turn what happens to a call, on the control topic: it runs now
-     * ({@code tool_started}) or waits for approval ({@code approval_requested}).
+     * ({@code tool_started}), waits for approval ({@code approval_requested}) or was denied for want of
+     * a decision ({@code approval} with approved false).
      */
     private record ControlNotice(ToolCall call, RecordPosition position, ControlMessage message) implements Outgoing {
     }
@@ -548,6 +549,13 @@ public final class ToolExecutorService implements AutoCloseable {
         public void approvalRequested(ToolScheduler.ScheduledCall call) {
             outgoing.add(new ControlNotice(call.call, call.position,
                     ControlMessage.approvalRequested(call.call.turnId(), call.call.callId())));
+            consumer.wakeup();
+        }
+
+        @Override
+        public void approvalExpired(ToolScheduler.ScheduledCall call, String reason) {
+            outgoing.add(new ControlNotice(call.call, call.position,
+                    ControlMessage.approval(call.call.turnId(), call.call.callId(), false, reason)));
             consumer.wakeup();
         }
     }

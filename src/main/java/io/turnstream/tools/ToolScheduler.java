@@ -56,6 +56,10 @@ final class ToolScheduler implements AutoCloseable {
         /** A call waits for a person's approval (see {@link ToolApprovals}). */
         default void approvalRequested(ScheduledCall call) {
         }
+
+        /** No decision came within the approval timeout: the call is denied with this reason. */
+        default void approvalExpired(ScheduledCall call, String reason) {
+        }
     }
 
     private enum State { AWAITING_APPROVAL, QUEUED, STARTING, RUNNING }
@@ -201,9 +205,17 @@ final class ToolScheduler implements AutoCloseable {
     private void awaitApproval(ScheduledCall call) {
         call.state = State.AWAITING_APPROVAL;
         Duration wait = config.approvals().timeout();
-        call.timeout = timers.schedule(() -> decide(call.call.callId(), false, "no approval within "
-                + wait.toSeconds() + " s"), wait.toMillis(), TimeUnit.MILLISECONDS);
+        call.timeout = timers.schedule(() -> approvalExpired(call, "no approval within " + wait.toSeconds() + " s"),
+                wait.toMillis(), TimeUnit.MILLISECONDS);
         outcomes.approvalRequested(call);
+    }
+
+    /** Nobody decided in time: the call is denied, and the denial is announced as the decision that stands. */
+    private synchronized void approvalExpired(ScheduledCall call, String reason) {
+        if (call.state == State.AWAITING_APPROVAL && unresolved.get(call.call.callId()) == call) {
+            outcomes.approvalExpired(call, reason);
+            decide(call.call.callId(), false, reason);
+        }
     }
 
     /**

@@ -281,11 +281,11 @@ class GatewayTurnsTest {
                 "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
                 "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x5", "item_cancelled " + r + "-s1-0",
                 "turn_status stalled", "turn_status retrying", "turn_status running",
-                "item_start " + r + "-s1a2-0 message", "item_delta " + r + "-s1a2-0 x5", "item_cancelled " + r + "-s1a2-0",
+                "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x5", "item_cancelled " + r + "-s1-1",
                 "turn_status stalled", "turn_status retrying", "turn_status running",
-                "item_start " + r + "-s1a3-0 message", "item_delta " + r + "-s1a3-0 x5", "item_cancelled " + r + "-s1a3-0",
+                "item_start " + r + "-s1-2 message", "item_delta " + r + "-s1-2 x5", "item_cancelled " + r + "-s1-2",
                 "turn_status stalled", "turn_status retrying", "turn_status running",
-                "item_start " + r + "-s1a4-0 message", "item_delta " + r + "-s1a4-0 x5", "item_error " + r + "-s1a4-0",
+                "item_start " + r + "-s1-3 message", "item_delta " + r + "-s1-3 x5", "item_error " + r + "-s1-3",
                 "turn_status stalled",
                 "response_error");
         assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status()))
@@ -308,10 +308,10 @@ class GatewayTurnsTest {
                 "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
                 "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x3", "item_cancelled " + r + "-s1-0",
                 "turn_status retrying", "turn_status running",
-                "item_start " + r + "-s1a2-0 message", "item_delta " + r + "-s1a2-0 x5", "item_done " + r + "-s1a2-0 message",
+                "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x5", "item_done " + r + "-s1-1 message",
                 "turn_status step_completed",
                 "response_done");
-        assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Recovered after a broken stream.");
+        assertThat(finalItem(runId, runId + "-s1-1").content()).isEqualTo("Recovered after a broken stream.");
         StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
                 .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
         assertThat(retrying.attempt()).isEqualTo(2);
@@ -328,7 +328,7 @@ class GatewayTurnsTest {
 
         assertThat(done.status()).isEqualTo("complete");
         assertThat(done.modelId()).isEqualTo(FALLBACK_MODEL);
-        assertThat(finalItem(runId, runId + "-s1a2-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
+        assertThat(finalItem(runId, runId + "-s1-1").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         List<StreamPayload> statuses = raw.payloads(runId).stream().filter(p -> p instanceof StreamPayload.TurnStatus).toList();
         assertThat(statuses).extracting(p -> ((StreamPayload.TurnStatus) p).status())
                 .containsExactly("stalled", "fallback", "running", "step_completed");

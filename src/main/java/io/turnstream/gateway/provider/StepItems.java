@@ -8,6 +8,7 @@ import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -42,6 +43,19 @@ public final class StepItems {
         this.idPrefix = idPrefix;
         this.providerId = providerId;
         this.sink = sink;
+    }
+
+    /**
+     * The items of a step that another gateway was streaming when it stopped: ids go on from
+     * {@code nextItem}, and {@code openItems} (id to item type) are open, so that {@link #withdraw()}
+     * closes them.
+     */
+    public static StepItems resumed(String idPrefix, String providerId, Sink sink, int nextItem,
+                                    Map<String, String> openItems) {
+        StepItems items = new StepItems(idPrefix, providerId, sink);
+        items.nextItem = nextItem;
+        openItems.forEach((id, type) -> items.open.add(items.new Item(id, type, null, null)));
+        return items;
     }
 
     public Item startMessage(String initialText) {
@@ -93,8 +107,10 @@ public final class StepItems {
     }
 
     /**
-     * Withdraws what the step shows: every open item is cancelled ({@code item_cancelled}), so a UI
-     * drops it, and the step can be called again under new item ids. Items already done stay.
+     * Takes back what the step shows, because it will be called again: every open item ends with
+     * {@code item_cancelled}, so a UI drops it. Items already done stay, and so do the tool calls
+     * that completed ({@link #toolCalls()}): they will get no result, and the caller ends them.
+     * The next attempt's items come from {@link #nextAttempt()}.
      */
     public void withdraw() {
         withdrawn = true;
@@ -104,6 +120,16 @@ public final class StepItems {
     /** Whether {@link #withdraw()} was called. */
     public boolean withdrawn() {
         return withdrawn;
+    }
+
+    /**
+     * The items of the step's next attempt: nothing published or collected yet, and ids going on
+     * from this attempt's, so they are new items of the same step ({@code {idPrefix}-{n}}).
+     */
+    public StepItems nextAttempt() {
+        StepItems next = new StepItems(idPrefix, providerId, sink);
+        next.nextItem = nextItem;
+        return next;
     }
 
     /** When set, a failure a retry may cure withdraws the open items rather than failing them: the caller will retry. */

@@ -148,6 +148,8 @@ class GatewaySecurityTest {
             assertRefused(send(get(gateway, "/v1/turns/" + turnId), KEY_B), 404, "no turn " + turnId);
             assertRefused(send(get(gateway, "/v1/turns/" + turnId + "/events"), KEY_B), 404, "no turn " + turnId);
             assertRefused(send(post(gateway, "/v1/turns/" + turnId + "/cancel", "{}"), KEY_B), 404, "no turn " + turnId);
+            assertRefused(send(post(gateway, "/v1/turns/" + turnId + "/tool-calls/call-1/approval", "{\"approved\": true}"),
+                    KEY_B), 404, "no turn " + turnId);
         }
     }
 
