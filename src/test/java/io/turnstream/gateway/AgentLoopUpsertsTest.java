@@ -55,7 +55,8 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentLoopUpsertsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration TOOL_RESULT_TIMEOUT = Duration.ofSeconds(4);
+    /** The gateway's wait for a tool result: long enough for the tests that cancel a running tool first. */
+    private static final Duration TOOL_RESULT_TIMEOUT = Duration.ofSeconds(8);
 
     @TempDir
     static Path home;
@@ -65,8 +66,6 @@ class AgentLoopUpsertsTest {
     private static ToolExecutorService executor;
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
-    /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
-    private static Gateway impatientGateway;
     private static UpsertLog upserts;
     private static final HttpClient http = HttpClient.newHttpClient();
     /** Holds the {@code wait} tool until the test (or the tool's own timeout) lets it go. */
@@ -96,10 +95,8 @@ class AgentLoopUpsertsTest {
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
-        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
         settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
-        impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of());
+        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
         upserts = new UpsertLog(broker.bootstrapServers());
     }
 
@@ -107,7 +104,6 @@ class AgentLoopUpsertsTest {
     static void stopEverything() {
         waitingToolGate.countDown();
         upserts.close();
-        impatientGateway.close();
         gateway.close();
         provider.close();
         executor.close();
@@ -200,7 +196,7 @@ class AgentLoopUpsertsTest {
 
     @Test
     void aToolCallWithoutAResultInTimeStillEndsWithAnOutput() throws Exception {
-        String turnId = startTurn(impatientGateway, "wait: and nobody cancels");
+        String turnId = startTurn("wait: and nobody cancels");
 
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
@@ -298,29 +294,21 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurn(String prompt) throws Exception {
-        return startTurn(gateway, prompt);
+        return startTurn(JsonNodeFactory.instance.objectNode().put("prompt", prompt));
     }
 
     private static String startTurn(String prompt, String fallbackModel) throws Exception {
-        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt).put("fallbackModel", fallbackModel)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return startTurn(JsonNodeFactory.instance.objectNode().put("prompt", prompt).put("fallbackModel", fallbackModel));
     }
 
-    private static String startTurn(Gateway on, String prompt) throws Exception {
-        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt)));
+    private static String startTurn(JsonNode request) throws Exception {
+        HttpResponse<String> response = post("/v1/turns", Json.toString(request));
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return post(gateway, path, body);
-    }
-
-    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
