@@ -55,8 +55,7 @@ import org.junit.jupiter.api.io.TempDir;
 class AgentLoopUpsertsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
-    /** The gateway's wait for a tool result: long enough for the tests that cancel a running tool first. */
-    private static final Duration TOOL_RESULT_TIMEOUT = Duration.ofSeconds(8);
+    private static final Duration TOOL_RESULT_TIMEOUT = Duration.ofSeconds(4);
 
     @TempDir
     static Path home;
@@ -66,6 +65,9 @@ class AgentLoopUpsertsTest {
     private static ToolExecutorService executor;
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
+    private static final String IMPATIENT_TURN_REQUESTS = "impatient.turn-requests";
+    /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
+    private static Gateway impatientGateway;
     private static UpsertLog upserts;
     private static final HttpClient http = HttpClient.newHttpClient();
     /** Holds the {@code wait} tool until the test (or the tool's own timeout) lets it go. */
@@ -80,6 +82,7 @@ class AgentLoopUpsertsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        TopicAdmin.createAll(admin, Topics.from(impatientTopics()), 2, (short) 1);
         topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
                 home.resolve("state"), Map.of()));
         Path workspace = Files.createDirectories(home.resolve("workspace"));
@@ -95,8 +98,13 @@ class AgentLoopUpsertsTest {
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
-        settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        // Gateways in one group share their turns; this one must run the turns it accepts with its own timeout.
+        settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
+        settings.put("turnstream.gateway.group-id", "impatient-gateway");
+        settings.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
+        impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
+                List.of());
         upserts = new UpsertLog(broker.bootstrapServers());
     }
 
@@ -104,6 +112,7 @@ class AgentLoopUpsertsTest {
     static void stopEverything() {
         waitingToolGate.countDown();
         upserts.close();
+        impatientGateway.close();
         gateway.close();
         provider.close();
         executor.close();
@@ -196,7 +205,7 @@ class AgentLoopUpsertsTest {
 
     @Test
     void aToolCallWithoutAResultInTimeStillEndsWithAnOutput() throws Exception {
-        String turnId = startTurn("wait: and nobody cancels");
+        String turnId = startTurn(impatientGateway, "wait: and nobody cancels");
 
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
@@ -259,6 +268,12 @@ class AgentLoopUpsertsTest {
                 .map(p -> (UIStatus) p).toList();
     }
 
+    private static Properties impatientTopics() {
+        Properties topics = new Properties();
+        topics.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
+        return topics;
+    }
+
     private static JsonNode args(String name, String value) {
         return JsonNodeFactory.instance.objectNode().put(name, value);
     }
@@ -294,21 +309,29 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurn(String prompt) throws Exception {
-        return startTurn(JsonNodeFactory.instance.objectNode().put("prompt", prompt));
+        return startTurn(gateway, prompt);
     }
 
     private static String startTurn(String prompt, String fallbackModel) throws Exception {
-        return startTurn(JsonNodeFactory.instance.objectNode().put("prompt", prompt).put("fallbackModel", fallbackModel));
+        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
+                .put("prompt", prompt).put("fallbackModel", fallbackModel)));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
     }
 
-    private static String startTurn(JsonNode request) throws Exception {
-        HttpResponse<String> response = post("/v1/turns", Json.toString(request));
+    private static String startTurn(Gateway on, String prompt) throws Exception {
+        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
+                .put("prompt", prompt)));
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
+        return post(gateway, path, body);
+    }
+
+    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
