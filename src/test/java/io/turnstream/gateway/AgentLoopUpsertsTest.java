@@ -1,6 +1,9 @@
 package io.turnstream.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.turnstream.gateway.TurnUpserts.toolOutput;
+import static io.turnstream.gateway.TurnUpserts.toolStatuses;
+import static io.turnstream.gateway.TurnUpserts.turnStatuses;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -262,12 +265,6 @@ class AgentLoopUpsertsTest {
 
     // ---- helpers ----
 
-    private static List<UIStatus> turnStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TURN_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
-    }
-
     private static Properties impatientTopics() {
         Properties topics = new Properties();
         topics.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
@@ -276,12 +273,6 @@ class AgentLoopUpsertsTest {
 
     private static JsonNode args(String name, String value) {
         return JsonNodeFactory.instance.objectNode().put(name, value);
-    }
-
-    private static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TOOL_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
     }
 
     private static int statusIndex(List<UpsertEnvelope> turn, String status) {
@@ -300,12 +291,6 @@ class AgentLoopUpsertsTest {
             }
         }
         return -1;
-    }
-
-    private static UIUpsert toolOutput(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
-                .map(p -> (UIUpsert) p).findFirst().orElseThrow(() -> new AssertionError("no tool_output in " + turn));
     }
 
     private static String startTurn(String prompt) throws Exception {
