@@ -1,6 +1,9 @@
 package io.turnstream.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.turnstream.gateway.TurnUpserts.toolOutput;
+import static io.turnstream.gateway.TurnUpserts.toolStatuses;
+import static io.turnstream.gateway.TurnUpserts.turnStatuses;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -65,6 +68,7 @@ class AgentLoopUpsertsTest {
     private static ToolExecutorService executor;
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
+    private static final String IMPATIENT_TURN_REQUESTS = "impatient.turn-requests";
     /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
     private static Gateway impatientGateway;
     private static UpsertLog upserts;
@@ -81,6 +85,7 @@ class AgentLoopUpsertsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        TopicAdmin.createAll(admin, Topics.from(impatientTopics()), 2, (short) 1);
         topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
                 home.resolve("state"), Map.of()));
         Path workspace = Files.createDirectories(home.resolve("workspace"));
@@ -97,7 +102,10 @@ class AgentLoopUpsertsTest {
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        // Gateways in one group share their turns; this one must run the turns it accepts with its own timeout.
         settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
+        settings.put("turnstream.gateway.group-id", "impatient-gateway");
+        settings.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
         impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
                 List.of());
         upserts = new UpsertLog(broker.bootstrapServers());
@@ -257,20 +265,14 @@ class AgentLoopUpsertsTest {
 
     // ---- helpers ----
 
-    private static List<UIStatus> turnStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TURN_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
+    private static Properties impatientTopics() {
+        Properties topics = new Properties();
+        topics.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
+        return topics;
     }
 
     private static JsonNode args(String name, String value) {
         return JsonNodeFactory.instance.objectNode().put(name, value);
-    }
-
-    private static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TOOL_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
     }
 
     private static int statusIndex(List<UpsertEnvelope> turn, String status) {
@@ -289,12 +291,6 @@ class AgentLoopUpsertsTest {
             }
         }
         return -1;
-    }
-
-    private static UIUpsert toolOutput(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
-                .map(p -> (UIUpsert) p).findFirst().orElseThrow(() -> new AssertionError("no tool_output in " + turn));
     }
 
     private static String startTurn(String prompt) throws Exception {

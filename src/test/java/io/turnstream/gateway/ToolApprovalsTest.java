@@ -1,6 +1,10 @@
 package io.turnstream.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.turnstream.gateway.TurnUpserts.end;
+import static io.turnstream.gateway.TurnUpserts.toolOutput;
+import static io.turnstream.gateway.TurnUpserts.toolOutputs;
+import static io.turnstream.gateway.TurnUpserts.toolStatuses;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -12,7 +16,6 @@ import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIStatus;
-import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
@@ -133,12 +136,14 @@ class ToolApprovalsTest {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         assertThat(Json.fromString(response.body(), JsonNode.class).get("approved").asBoolean()).isTrue();
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+        // running shows when the executor's start notice reaches the gateway before the result does
         assertThat(toolStatuses(turn)).extracting(UIStatus::status)
-                .containsExactly("pending", "awaiting_approval", "running", "completed");
+                .containsSubsequence("pending", "awaiting_approval", "completed").doesNotContain("error")
+                .last().isEqualTo("completed");
         assertThat(toolOutput(turn).success()).isTrue();
         assertThat(Json.asText(toolOutput(turn).toolOutput())).isEqualTo("noted: note: approve me");
         assertThat(notesTaken.get("note: approve me")).hasValue(1);
-        assertThat(turnEnd(turn).status()).isEqualTo("complete");
+        assertThat(end(turn).status()).isEqualTo("complete");
     }
 
     @Test
@@ -157,7 +162,7 @@ class ToolApprovalsTest {
         assertThat(statuses).extracting(UIStatus::status).containsExactly("pending", "awaiting_approval", "error");
         assertThat(statuses.get(2).error().code()).isEqualTo("DENIED");
         assertThat(notesTaken).doesNotContainKey("note: deny me");
-        assertThat(turnEnd(turn).status()).as("the model reads the denial and answers").isEqualTo("complete");
+        assertThat(end(turn).status()).as("the model reads the denial and answers").isEqualTo("complete");
     }
 
     @Test
@@ -249,28 +254,6 @@ class ToolApprovalsTest {
 
     private static JsonNode args(String name, String value) {
         return JsonNodeFactory.instance.objectNode().put(name, value);
-    }
-
-    private static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TOOL_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
-    }
-
-    private static List<UIUpsert> toolOutputs(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
-                .map(p -> (UIUpsert) p).toList();
-    }
-
-    private static UIUpsert toolOutput(List<UpsertEnvelope> turn) {
-        List<UIUpsert> outputs = toolOutputs(turn);
-        assertThat(outputs).as("tool outputs of %s", turn).hasSize(1);
-        return outputs.get(0);
-    }
-
-    private static UITurnEvent turnEnd(List<UpsertEnvelope> turn) {
-        return (UITurnEvent) turn.get(turn.size() - 1).payload();
     }
 
     private static String startTurn(String prompt) throws Exception {

@@ -99,7 +99,7 @@ class GatewaySecurityTest {
 
     /** "slow:" prompts stream for a long time (until cancelled); anything else is a short answer. */
     private static SimulatedReply script(SimulatedRequest request) {
-        String prompt = request.body().at("/messages/0/content").asText();
+        String prompt = request.firstUserText();
         return prompt.startsWith("slow:")
                 ? SimulatedReply.answer().text(SimulatedText.words(20_000)).tokensPerSecond(50)
                 : SimulatedReply.answer().text("A short answer.");
