@@ -1,5 +1,8 @@
 package io.turnstream.gateway;
 
+import static io.turnstream.gateway.TurnUpserts.end;
+import static io.turnstream.gateway.TurnUpserts.indexOf;
+import static io.turnstream.gateway.TurnUpserts.turnStatuses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -142,7 +145,7 @@ class ContextCompactionTest {
 
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
-        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        UITurnEvent end = end(turn);
         assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
         UIStatus compacting = turnStatus(turn, "compacting");
         assertThat(compacting.contextWindow()).isEqualTo(WINDOW);
@@ -159,7 +162,7 @@ class ContextCompactionTest {
         SimulatedRequest summarisation = sent.get(2);
         assertThat(summarisation.asksForSummary()).isTrue();
         assertThat(summarisation.body().toString()).as("the older part is summarised").contains("listing-marker.txt")
-                .doesNotContain("README.md\\\"}");
+                .as("the kept step is not").doesNotContain("\"path\":\"README.md\"");
         JsonNode next = sent.get(3).body().get("messages");
         assertThat(next).as("summary, then the kept step: its read_file call and result").hasSize(3);
         assertThat(sent.get(3).firstUserText()).isEqualTo(CompactionPrompts.summaryMessage(summary.content()));
@@ -176,7 +179,7 @@ class ContextCompactionTest {
 
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
-        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        UITurnEvent end = end(turn);
         assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
         UIStatus compacting = turnStatus(turn, "compacting");
         assertThat(compacting.contextTokens()).as("as the provider reported it").isEqualTo(12_345);
@@ -194,7 +197,7 @@ class ContextCompactionTest {
 
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
-        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        UITurnEvent end = end(turn);
         assertThat(end.type()).isEqualTo(UITurnEvent.TURN_ERROR);
         assertThat(end.error().code()).isEqualTo(ErrorCodes.CONTEXT_OVERFLOW);
         assertThat(end.error().message()).isEqualTo("the conversation does not fit the context window of "
@@ -208,9 +211,7 @@ class ContextCompactionTest {
     // ---- helpers ----
 
     private static UIStatus turnStatus(List<UpsertEnvelope> turn, String status) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TURN_STATUS.equals(s.type()) && status.equals(s.status()))
-                .map(p -> (UIStatus) p).findFirst()
+        return turnStatuses(turn).stream().filter(s -> status.equals(s.status())).findFirst()
                 .orElseThrow(() -> new AssertionError("no " + status + " status in " + turn));
     }
 
@@ -226,15 +227,6 @@ class ContextCompactionTest {
                 .filter(p -> p instanceof UIUpsert u && "message".equals(u.itemType()) && "agent".equals(u.origin())
                         && UIUpsert.COMPLETED.equals(u.changeType()))
                 .map(p -> ((UIUpsert) p).content()).toList();
-    }
-
-    private static int indexOf(List<UpsertEnvelope> turn, Object payload) {
-        for (int i = 0; i < turn.size(); i++) {
-            if (turn.get(i).payload() == payload) {
-                return i;
-            }
-        }
-        return -1;
     }
 
     private static String startTurn(String prompt) throws Exception {
