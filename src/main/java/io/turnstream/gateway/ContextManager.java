@@ -31,8 +31,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ContextManager {
 
-    static final String ORIGIN_COMPACTION = "compaction";
-
     private static final Logger LOG = LoggerFactory.getLogger(ContextManager.class);
 
     private final AgentLoop.Turn turn;
@@ -124,8 +122,8 @@ final class ContextManager {
     }
 
     private void publishSummary(String id, String summary) {
-        publish.accept(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, null, null, null, null, ORIGIN_COMPACTION));
-        publish.accept(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, summary, ORIGIN_COMPACTION,
+        publish.accept(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, null, null, null, null, ItemTypes.ORIGIN_COMPACTION));
+        publish.accept(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, summary, ItemTypes.ORIGIN_COMPACTION,
                 null, null, null, null, null, turn.provider().name())));
     }
 
