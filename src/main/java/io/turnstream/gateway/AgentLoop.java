@@ -138,7 +138,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
                     turn.threadId(), turn.provider().name(), model, turn.maxSteps());
             publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
-                    turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+                    turn.provider().name(), producer.clock().millis(), turn.tenantId()));
         }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
@@ -353,12 +353,12 @@ final class AgentLoop implements Runnable {
     /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
     private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
                                Map<String, Long> startedAt, UnansweredCall why) {
-        long now = System.currentTimeMillis();
+        long now = producer.clock().millis();
         for (ToolCallRequest call : List.copyOf(unanswered)) {
             Long started = startedAt.get(call.callId());
             publishOutput(step, calls.indexOf(call), call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
                     TextNode.valueOf(why.output()), why.error(), started == null ? 0 : started, now));
-            status.toolEnded(call, why.status(), started, why.error());
+            status.toolEnded(call, why.status(), started, now, why.error());
         }
     }
 
