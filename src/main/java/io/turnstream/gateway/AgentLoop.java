@@ -85,6 +85,7 @@ final class AgentLoop implements Runnable {
     private final StepRetry retry;
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
+    private final ContextManager context;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -102,6 +103,8 @@ final class AgentLoop implements Runnable {
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
                 calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
                         "aborted: the model call failed and was made again")));
+        this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
+                this::publish, active.cancel, usage::add, metrics);
     }
 
     @Override
@@ -158,7 +161,8 @@ final class AgentLoop implements Runnable {
             if (active.handover.isDone()) {
                 throw new TurnEnded(HANDED_OVER);
             }
-            StepOutcome outcome = retry.call(step, conversation.entries());
+            int current = step;
+            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
             if (stepUsage != null && outcome.status() == StepOutcome.Status.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);

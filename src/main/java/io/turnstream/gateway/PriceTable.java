@@ -2,8 +2,6 @@ package io.turnstream.gateway;
 
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.runtime.Settings;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -43,20 +41,14 @@ final class PriceTable {
             Map.entry("gpt-4o-mini", new Price(0.15, 0.6, 0.075, 0.15)),
             Map.entry("turnstream-simulated", new Price(0, 0, 0, 0)));
 
-    private final Map<String, Price> prices;
+    private final ModelTable<Price> prices;
 
-    PriceTable(Map<String, Price> prices) {
-        this.prices = Map.copyOf(prices);
+    private PriceTable(ModelTable<Price> prices) {
+        this.prices = prices;
     }
 
     static PriceTable from(Settings settings) {
-        Map<String, Price> prices = new HashMap<>(DEFAULTS);
-        for (String key : settings.all().stringPropertyNames()) {
-            if (key.startsWith(PREFIX)) {
-                prices.put(key.substring(PREFIX.length()), parse(key, settings.get(key, "")));
-            }
-        }
-        return new PriceTable(prices);
+        return new PriceTable(ModelTable.from(settings, PREFIX, DEFAULTS, PriceTable::parse));
     }
 
     private static Price parse(String key, String value) {
@@ -77,10 +69,7 @@ final class PriceTable {
     }
 
     Optional<Price> priceOf(String model) {
-        return prices.entrySet().stream()
-                .filter(entry -> model.startsWith(entry.getKey()))
-                .max(Comparator.comparingInt(entry -> entry.getKey().length()))
-                .map(Map.Entry::getValue);
+        return prices.lookup(model);
     }
 
     /** The cost of one model call's usage in USD, or null when the model has no price. */

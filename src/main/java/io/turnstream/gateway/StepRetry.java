@@ -36,6 +36,8 @@ final class StepRetry {
     private final CancelSignal cancel;
     private final Consumer<List<ToolCallRequest>> abandonedCalls;
     private final TurnProgress.Interrupted interrupted;
+    /** The interrupted step's items: withdrawn once, then the latest call's. */
+    private StepItems resumedStep;
     private String model;
 
     /**
@@ -127,11 +129,15 @@ final class StepRetry {
         if (interrupted == null || interrupted.step() != step) {
             return new StepItems(ids, turn.provider().name(), sink);
         }
-        LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
-        StepItems previous = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
-                interrupted.open());
-        previous.withdraw();
-        return previous.nextAttempt();
+        if (resumedStep == null) {
+            LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
+            resumedStep = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
+                    interrupted.open());
+            resumedStep.withdraw();
+        }
+        // the step may be called again (after a compaction): each call's items go on after the last call's
+        resumedStep = resumedStep.nextAttempt();
+        return resumedStep;
     }
 
     private boolean canFallBack() {

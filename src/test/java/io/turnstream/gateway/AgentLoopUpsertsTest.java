@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.turnstream.gateway.TurnUpserts.indexOf;
 import static io.turnstream.gateway.TurnUpserts.toolOutput;
 import static io.turnstream.gateway.TurnUpserts.toolStatuses;
 import static io.turnstream.gateway.TurnUpserts.turnStatuses;
@@ -278,15 +279,6 @@ class AgentLoopUpsertsTest {
     private static int statusIndex(List<UpsertEnvelope> turn, String status) {
         for (int i = 0; i < turn.size(); i++) {
             if (turn.get(i).payload() instanceof UIStatus s && status.equals(s.status())) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static int indexOf(List<UpsertEnvelope> turn, UIUpsert item) {
-        for (int i = 0; i < turn.size(); i++) {
-            if (turn.get(i).payload() == item) {
                 return i;
             }
         }

@@ -40,6 +40,16 @@ final class TurnUpserts {
         return (UITurnEvent) turn.get(turn.size() - 1).payload();
     }
 
+    /** Where this very payload stands in the turn, or -1. */
+    static int indexOf(List<UpsertEnvelope> turn, Object payload) {
+        for (int i = 0; i < turn.size(); i++) {
+            if (turn.get(i).payload() == payload) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     private static List<UIStatus> statuses(List<UpsertEnvelope> turn, String type) {
         return turn.stream().map(UpsertEnvelope::payload)
                 .filter(p -> p instanceof UIStatus s && type.equals(s.type()))

@@ -52,6 +52,8 @@ final class ContractSamples {
                 new StreamPayload.ItemDone("out-1", new OutputItem("out-1", "function_call_output", null, null,
                         "get_weather", json("{\"city\":\"Paris\"}"), "call-1", json("[{\"temp\":21.5}]"), true, null)),
                 new StreamPayload.ItemDone("item-2", null),
+                new StreamPayload.ItemDone("run-1-s3-compaction-1", new OutputItem("run-1-s3-compaction-1", "message",
+                        "Summary: the user asked to fix the build.", "compaction", null, null, null, null, null, "anthropic")),
                 new StreamPayload.ItemDone("out-2", new OutputItem("out-2", "function_call_output", null, null,
                         null, null, "call-2", NullNode.getInstance(), false, null)),
                 new StreamPayload.ItemError("item-3", error),

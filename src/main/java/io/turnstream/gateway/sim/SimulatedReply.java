@@ -53,6 +53,19 @@ public final class SimulatedReply {
         return new SimulatedReply(new HttpError(status, retryAfterSeconds, type, message));
     }
 
+    /** Anthropic's answer to a request whose prompt does not fit the context window. */
+    public static SimulatedReply promptTooLong(long promptTokens, long contextWindow) {
+        return httpError(400, null, "invalid_request_error",
+                "prompt is too long: " + promptTokens + " tokens > " + contextWindow + " maximum");
+    }
+
+    /** A summary of a summarisation request's conversation ({@link SimulatedRequest#asksForSummary()}). */
+    public static SimulatedReply summaryOf(SimulatedRequest request) {
+        String opening = request.firstUserText();
+        return answer().text("Summary of " + (request.messageCount() - 1) + " earlier messages. The user asked: "
+                + (opening == null ? "(no text)" : opening));
+    }
+
     public SimulatedReply thinking(String text) {
         blocks.add(new Thinking(text));
         return this;

@@ -1,6 +1,7 @@
 package io.turnstream.gateway.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.CompactionPrompts;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -29,6 +30,16 @@ public record SimulatedRequest(int number, JsonNode body) {
             }
         }
         return false;
+    }
+
+    /** Whether the gateway asks for a summary of the conversation, to compact it. */
+    public boolean asksForSummary() {
+        return CompactionPrompts.SUMMARISE.equals(lastUserText());
+    }
+
+    /** How many messages the request carries. */
+    public int messageCount() {
+        return body.path("messages").size();
     }
 
     /** The text of the first message (the conversation's opening prompt), or null. */
