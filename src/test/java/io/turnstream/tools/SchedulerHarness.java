@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,10 @@ final class SchedulerHarness implements AutoCloseable {
     final Path workspace;
     final ToolScheduler scheduler;
     final List<ToolScheduler.ScheduledCall> startRequests = new CopyOnWriteArrayList<>();
+    /** Call ids the scheduler asked approval for, in order. */
+    final List<String> approvalRequests = new CopyOnWriteArrayList<>();
+    /** Denials the scheduler announced for want of a decision: call id to reason. */
+    final Map<String, String> expiredApprovals = new ConcurrentHashMap<>();
     private final Map<String, ToolResult> results = new ConcurrentHashMap<>();
     private final List<String> duplicates = new CopyOnWriteArrayList<>();
     private final AtomicLong offsets = new AtomicLong();
@@ -40,6 +45,11 @@ final class SchedulerHarness implements AutoCloseable {
 
     /** @param settings {@code turnstream.tool-executor.*} keys without the prefix, in pairs */
     SchedulerHarness(ToolRegistry registry, String... settings) {
+        this(Clock.systemUTC(), registry, settings);
+    }
+
+    /** As above, with the time read from {@code clock}. */
+    SchedulerHarness(Clock clock, ToolRegistry registry, String... settings) {
         try {
             workspace = Files.createTempDirectory("turnstream-ws");
             Properties props = new Properties();
@@ -57,13 +67,23 @@ final class SchedulerHarness implements AutoCloseable {
                 }
 
                 @Override
+                public void approvalRequested(ToolScheduler.ScheduledCall call) {
+                    approvalRequests.add(call.call.callId());
+                }
+
+                @Override
+                public void approvalExpired(ToolScheduler.ScheduledCall call, String reason) {
+                    expiredApprovals.put(call.call.callId(), reason);
+                }
+
+                @Override
                 public void startRequested(ToolScheduler.ScheduledCall call) {
                     startRequests.add(call);
                     if (!holdStarts) {
                         scheduler.launch(call);
                     }
                 }
-            });
+            }, clock);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
