@@ -25,15 +25,20 @@ import picocli.CommandLine;
  */
 class DockerComposeTest {
 
+    /** The repository root: tests run in the module's directory. */
+    private static final Path ROOT = Path.of("..");
+
     private static JsonNode compose;
     private static String mainSources;
 
     @BeforeAll
     static void readComposeFileAndSources() throws IOException {
-        compose = new ObjectMapper(new YAMLFactory()).readTree(Path.of("docker-compose.yml").toFile());
-        try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
+        compose = new ObjectMapper(new YAMLFactory()).readTree(ROOT.resolve("docker-compose.yml").toFile());
+        try (Stream<Path> modules = Files.list(ROOT)) {
             StringBuilder all = new StringBuilder();
-            files.filter(f -> f.toString().endsWith(".java")).forEach(f -> all.append(read(f)));
+            modules.map(module -> module.resolve("src/main/java")).filter(Files::isDirectory)
+                    .flatMap(DockerComposeTest::walk)
+                    .filter(f -> f.toString().endsWith(".java")).forEach(f -> all.append(read(f)));
             mainSources = all.toString();
         }
     }
@@ -79,13 +84,21 @@ class DockerComposeTest {
 
     @Test
     void theServicesAreBuiltByTheRepositorysDockerfileAndWaitForTheTopics() throws IOException {
-        String dockerfile = Files.readString(Path.of("Dockerfile"));
+        String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
         assertThat(dockerfile).contains("FROM eclipse-temurin:17", "-DskipTests package", "target/turnstream.jar");
         turnstreamServices().forEach((name, service) -> {
             assertThat(service.get("build").asText()).as(name).isEqualTo(".");
             String awaited = name.equals("topics") ? "kafka" : "topics";
             assertThat(fieldNames(service.get("depends_on"))).as(name).containsExactly(awaited);
         });
+    }
+
+    private static Stream<Path> walk(Path sources) {
+        try (Stream<Path> files = Files.walk(sources)) {
+            return files.toList().stream();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** The services run from the image built here (the rest, Kafka, come from their own images). */

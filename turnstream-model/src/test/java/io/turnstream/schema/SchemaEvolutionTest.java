@@ -25,7 +25,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SchemaEvolutionTest {
 
-    private static final Path RELEASED = Path.of("schemas", "released");
+    /** The repository's {@code schemas/released}; tests run in the module's directory. */
+    private static final Path RELEASED = Path.of("..", "schemas", "released");
 
     static Stream<Map.Entry<Class<?>, String>> schemaFiles() {
         return AvroSchemas.FILES.entrySet().stream();

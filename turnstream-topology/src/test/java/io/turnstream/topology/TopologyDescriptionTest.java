@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
  */
 class TopologyDescriptionTest {
 
-    private static final Path DIRECTORY = Path.of("topology");
+    /** The repository's {@code topology/}; tests run in the module's directory. */
+    private static final Path DIRECTORY = Path.of("..", "topology");
 
     @Test
     void committedDescriptionAndDiagramMatchTheCode() throws IOException {

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Test;
  */
 class AiSdkChatTest {
 
-    private static final Path CLIENT = Path.of("clients", "ai-sdk");
+    /** The repository's {@code clients/ai-sdk}; tests run in the module's directory. */
+    private static final Path CLIENT = Path.of("..", "clients", "ai-sdk");
     private static final long NODE_TIMEOUT_SECONDS = 120;
     private static final String PROMPT = "What is in this workspace?";
 
