@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 
 /** {@code turnstream gateway}: the LLM gateway's HTTP API and agent loops, until stopped. */
 @Command(name = "gateway", mixinStandardHelpOptions = true,
-        description = {"Runs the LLM gateway: POST /v1/turns starts a turn whose events go to llm.raw-events.",
+        description = {"Runs the LLM gateway: POST /v1/turns puts a turn on llm.turn-requests; the gateways of one "
+                + "group share the turns and take over those of a gateway that stops or dies.",
                 "Provider keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY (base URLs from ANTHROPIC_BASE_URL / "
                         + "OPENAI_BASE_URL); without a key the built-in simulated provider answers.",
                 "API keys (tenant:key entries) come from --api-keys-file or " + ApiKeys.ENV
@@ -72,7 +73,7 @@ public final class GatewayCommand implements Callable<Integer> {
         }
         Topics topics = settings.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
-                topics.upserts(), topics.itemState(), topics.toolDefinitions()));
+                topics.upserts(), topics.itemState(), topics.toolDefinitions(), topics.turnRequests()));
         Gateway gateway;
         try {
             gateway = Gateway.start(settings);

@@ -56,6 +56,9 @@ final class AgentLoop implements Runnable {
                 String tenantId) {
     }
 
+    /** Status of a turn that goes on in another gateway. */
+    private static final String HANDED_OVER = "handed over";
+
     /** The turn ended early; the terminal event is already published. */
     private static final class TurnEnded extends Exception {
         final String status;
@@ -69,7 +72,8 @@ final class AgentLoop implements Runnable {
     private final Turn turn;
     private final TurnRegistry.ActiveTurn active;
     private final TurnRegistry registry;
-    private final GatewayProducer producer;
+    private final TurnPublisher producer;
+    private final TurnProgress progress;
     private final ProviderClient client;
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
@@ -81,16 +85,19 @@ final class AgentLoop implements Runnable {
     private long completionTokens;
     private boolean usageReported;
 
-    AgentLoop(Turn turn, TurnRegistry.ActiveTurn active, TurnRegistry registry, GatewayProducer producer,
-              ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
+    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
+    AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
+              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, GatewayConfig config) {
         this.turn = turn;
+        this.progress = progress;
         this.active = active;
         this.registry = registry;
         this.producer = producer;
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.model = turn.provider().model();
+        this.model = progress.model();
+        addUsage(progress.usage());
     }
 
     @Override
@@ -109,8 +116,13 @@ final class AgentLoop implements Runnable {
                     "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
         } finally {
             awaitDelivery();
-            count(status);
-            registry.finish(turn.turnId(), status);
+            if (active.handover.isDone()) {
+                status = HANDED_OVER;
+                registry.release(turn.turnId());
+            } else {
+                count(status);
+                registry.finish(turn.turnId(), status);
+            }
             LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
                     (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
             MDC.remove("turnId");
@@ -119,13 +131,29 @@ final class AgentLoop implements Runnable {
     }
 
     private String steps() throws TurnEnded {
-        LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
-                turn.threadId(), turn.provider().name(), model, turn.maxSteps());
-        publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
-                turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+        if (progress.started()) {
+            LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
+                    turn.runId(), turn.threadId(), turn.provider().name(), model);
+        } else {
+            LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
+                    turn.threadId(), turn.provider().name(), model, turn.maxSteps());
+            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
+                    turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+        }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
-        for (int step = 1; step <= turn.maxSteps(); step++) {
+        progress.completed().forEach(conversation::add);
+        if (progress.finishReason() != null) {
+            return done(progress.finishReason());
+        }
+        TurnProgress.Awaiting awaiting = progress.awaiting();
+        if (awaiting != null) {
+            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+        }
+        for (int step = progress.nextStep(); step <= turn.maxSteps(); step++) {
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
+            }
             StepOutcome outcome = callModel(step, conversation);
             addUsage(outcome.usage());
             ensurePublishing();
@@ -147,10 +175,11 @@ final class AgentLoop implements Runnable {
             LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
+            producer.stepDone(step, TurnProgress.checkpoint(model, usage(), outcome));
             if (outcome.toolCalls().isEmpty()) {
                 return done(outcome.finishReason());
             }
-            conversation.add(awaitToolResults(step, outcome.toolCalls()));
+            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -170,7 +199,13 @@ final class AgentLoop implements Runnable {
 
     private void publishUserPrompt() {
         String id = turn.runId() + "-user-prompt";
-        publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null, ItemTypes.ORIGIN_USER));
+        if (progress.promptDone()) {
+            return;
+        }
+        if (!progress.promptStarted()) {
+            publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null,
+                    ItemTypes.ORIGIN_USER));
+        }
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
                 null, null, null, null, null, null)));
     }
@@ -181,6 +216,13 @@ final class AgentLoop implements Runnable {
      */
     private StepOutcome callModel(int step, Conversation conversation) {
         StepItems items = new StepItems(turn.runId() + "-s" + step, turn.provider().name(), this::publish);
+        TurnProgress.Interrupted interrupted = progress.interrupted();
+        if (interrupted != null && interrupted.step() == step) {
+            LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
+            items = StepItems.resumed(turn.runId() + "-s" + step, turn.provider().name(), this::publish,
+                    interrupted.nextItem(), interrupted.open());
+            items.withdraw();
+        }
         for (int attempt = 1; ; attempt++) {
             ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
                     config.maxTokens(), config.thinkingBudget());
@@ -234,19 +276,24 @@ final class AgentLoop implements Runnable {
      * arrives, and each call's lifecycle (pending, running when the executor says it started,
      * completed or error); returns them in call order for the next request. A call that will get no
      * result (cancel, timeout) still gets its output, saying why.
+     *
+     * @param published outputs a previous gateway of the turn already published, by call id
      */
-    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls) throws TurnEnded {
+    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls,
+                                                      Map<String, Conversation.ToolOutput> published) throws TurnEnded {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
-        calls.forEach(call -> pending.put(call, active.result(call.callId())));
-        calls.forEach(status::toolPending);
+        calls.stream().filter(call -> !published.containsKey(call.callId()))
+                .forEach(call -> pending.put(call, active.result(call.callId())));
+        pending.keySet().forEach(status::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
-        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>();
+        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
                     .forEach(call -> waitingFor.add(active.started(call.callId())));
             waitingFor.add(active.cancel.future());
+            waitingFor.add(active.handover);
             try {
                 CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
                         .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -269,6 +316,9 @@ final class AgentLoop implements Runnable {
             if (active.cancel.isCancelled()) {
                 endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
                 throw aborted();
+            }
+            if (active.handover.isDone()) {
+                throw new TurnEnded(HANDED_OVER);
             }
             for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();

@@ -11,13 +11,17 @@ import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.Failures;
 import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,16 +51,16 @@ public final class Gateway implements AutoCloseable {
 
     /** What a cancel request found. */
     public enum CancelOutcome {
-        /** The turn was running here and is being stopped. */
+        /** The cancel is on {@code llm.control}: the gateway that runs the turn stops it. */
         CANCELLING,
-        /** The turn already finished. */
-        FINISHED,
-        /** This gateway does not know the turn. */
-        UNKNOWN
+        /** The turn already finished here. */
+        FINISHED
     }
 
     /** How long a starting gateway waits to read the published tool definitions. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+    /** How long an accepted turn may take to reach {@code llm.turn-requests} before the caller hears 503. */
+    private static final long ACCEPT_TIMEOUT_MS = 30_000;
 
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
@@ -75,6 +80,10 @@ public final class Gateway implements AutoCloseable {
     private final TurnViews views;
     private final TurnOwnership ownership;
     private final TenantLimits tenantLimits;
+    /** Tenant permits of turns accepted here, by turn id, until the turn ends (here or on another gateway). */
+    private final Map<String, TenantLimits.Permit> permits = new ConcurrentHashMap<>();
+    private final TurnResumer resumer;
+    private final PartitionOwnership partitions;
     private final GatewayServer server;
     private final HealthServer management;
     private final ServiceMetrics serviceMetrics;
@@ -94,6 +103,7 @@ public final class Gateway implements AutoCloseable {
         WireFormat wire = WireFormats.from(settings);
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
         producer.bindTo(serviceMetrics);
+        this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         GatewayServer startedServer = null;
@@ -126,6 +136,7 @@ public final class Gateway implements AutoCloseable {
             if (startedInbox != null) {
                 startedInbox.close();
             }
+            resumer.close();
             producer.close();
             watchdog.close();
             closeOwnMetrics();
@@ -136,6 +147,9 @@ public final class Gateway implements AutoCloseable {
         this.views = startedViews;
         this.tools = startedTools;
         awaitPublishedTools();
+        // last: from here on, this gateway takes turns from Kafka
+        this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
+                OwnershipConfig.from(settings), resumer, this::runTurn);
         LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
                 config.security().keys());
     }
@@ -179,19 +193,21 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Starts a turn and returns at once; the turn runs in the background. Invalid requests, and turns over
-     * the gateway's or the tenant's limits, throw {@link ApiError}.
+     * Accepts a turn: validates it, puts it on {@code llm.turn-requests} and returns once Kafka has
+     * it; the gateway that owns the thread's partition runs it (maybe this one). Invalid requests,
+     * and turns over the gateway's or the tenant's limits, throw {@link ApiError}.
      *
      * @param tenantId the caller's tenant; null when the gateway runs without keys
      * @param trace the trace context every record of the turn carries
      */
     public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
-        Providers.Resolved provider = providers.resolve(request.provider(), request.model());
+        providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= config.maxConcurrentTurns()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + config.maxConcurrentTurns()
                     + " turns; try again when one finishes");
         }
+        releaseEndedPermits();
         TenantLimits.Permit permit;
         try {
             permit = tenantLimits.acquire(tenantId);
@@ -202,48 +218,111 @@ public final class Gateway implements AutoCloseable {
         String turnId = "turn-" + UUID.randomUUID();
         String runId = "run-" + UUID.randomUUID();
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
-        AgentLoop.Turn turn = new AgentLoop.Turn(turnId, threadId, runId, provider,
-                request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, tenantId);
-        TurnStatus status = new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
-        TurnRegistry.ActiveTurn active = registry.register(status);
-        ownership.accepted(turnId, tenantId);
-        AgentLoop loop = new AgentLoop(turn, active, registry, producer, client, metrics, config);
         try {
-            turns.execute(() -> {
-                try {
-                    loop.run();
-                } finally {
-                    permit.release();
-                }
-            });
-        } catch (RejectedExecutionException shuttingDown) {
+            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, System.currentTimeMillis(),
+                    request.toJson()), trace).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             permit.release();
-            registry.finish(turnId, "error");
             throw new ApiError(503, "the gateway is shutting down");
+        } catch (ExecutionException | TimeoutException e) {
+            permit.release();
+            LOG.error("cannot put turn {} on the turn requests topic: {}", turnId, Failures.describe(e));
+            throw new ApiError(503, "the turn could not be queued (Kafka is unavailable); try again");
         }
+        permits.put(turnId, permit);
+        ownership.accepted(turnId, tenantId);
         metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
-        return status;
+        return new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
+    }
+
+    /** Permits of turns accepted here that ended, here or, as Kafka shows, on another gateway. */
+    private void releaseEndedPermits() {
+        permits.forEach((turnId, permit) -> {
+            boolean ended = registry.status(turnId).map(status -> !TurnStatus.RUNNING.equals(status.status()))
+                    .orElseGet(() -> views.snapshot(turnId, null)
+                            .map(snapshot -> !TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
+            if (ended && permits.remove(turnId, permit)) {
+                permit.release();
+            }
+        });
     }
 
     /**
-     * Stops a running turn (status {@code aborted}, open items closed) and publishes the cancel to
-     * the control topic, so the tool executor aborts the turn's running tools.
+     * Runs a turn of a partition this gateway owns: from the start, or, resumed, from what Kafka
+     * holds of it. Called on the ownership thread; the turn runs on its own.
+     */
+    private void runTurn(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
+                         OwnedPartition partition, long offset) {
+        AgentLoop.Turn turn;
+        try {
+            TurnRequest request = TurnRequest.parse(Json.toString(record.request()));
+            Providers.Resolved provider = providers.resolve(request.provider(), request.model());
+            turn = new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
+                    request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
+                    request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
+                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId());
+        } catch (RuntimeException e) {
+            LOG.error("turn {} cannot run here and is skipped: {}", record.turnId(), e.getMessage());
+            partition.alreadyFinished(offset);
+            return;
+        }
+        TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(turn.turnId(), turn.threadId(), turn.runId(),
+                TurnStatus.RUNNING));
+        partition.started(offset, active);
+        try {
+            turns.execute(() -> {
+                try {
+                    TurnProgress progress = resume
+                            ? resumer.progress(record, steps, turn.provider().model(), active)
+                            : TurnProgress.fresh(turn.provider().model());
+                    if (progress.endedStatus() != null) {
+                        registry.finish(turn.turnId(), progress.endedStatus());
+                    } else {
+                        if (resume) {
+                            metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
+                        }
+                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client,
+                                metrics, config).run();
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.error("cannot resume turn {}; leaving it to the partition's next owner", turn.turnId(), e);
+                    active.handover.complete(null);
+                    registry.release(turn.turnId());
+                } finally {
+                    partition.stopped(offset, turn.turnId(), active.handover.isDone());
+                    TenantLimits.Permit permit = active.handover.isDone() ? null : permits.remove(turn.turnId());
+                    if (permit != null) {
+                        permit.release();
+                    }
+                }
+            });
+        } catch (RejectedExecutionException shuttingDown) {
+            active.handover.complete(null);
+            registry.release(turn.turnId());
+            partition.stopped(offset, turn.turnId(), true);
+        }
+    }
+
+    /**
+     * Cancels a turn wherever it runs: the cancel goes to the control topic, where the gateway
+     * running the turn stops it (status {@code aborted}, open items closed) and the tool executor
+     * aborts its running tools.
      */
     public CancelOutcome cancel(String turnId, String reason) {
         Optional<TurnStatus> status = registry.status(turnId);
-        if (status.isEmpty()) {
-            return CancelOutcome.UNKNOWN;
-        }
-        if (!registry.cancel(turnId, reason)) {
+        if (status.isPresent() && !TurnStatus.RUNNING.equals(status.get().status())) {
             return CancelOutcome.FINISHED;
         }
-        producer.control(ControlMessage.cancel(turnId, reason)).whenComplete((ok, error) -> {
-            if (error != null) {
-                LOG.error("cannot publish the cancel of turn {}: {}", turnId, error.getMessage());
-            }
-        });
+        try {
+            producer.control(ControlMessage.cancel(turnId, reason)).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "the gateway is shutting down");
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("cannot publish the cancel of turn {}: {}", turnId, Failures.describe(e));
+            throw new ApiError(503, "the cancel could not be sent (Kafka is unavailable); try again");
+        }
         return CancelOutcome.CANCELLING;
     }
 
@@ -318,12 +397,15 @@ public final class Gateway implements AutoCloseable {
         return server.baseUrl();
     }
 
-    /** Stops accepting turns, cancels the running ones (they end {@code aborted}), then stops everything. */
+    /**
+     * Drains: stops accepting turns, lets running turns reach a step boundary (up to the drain
+     * timeout) and hands them over to the other gateways of the group, then stops everything.
+     */
     @Override
     public void close() {
         server.close();
         management.close();
-        registry.running().forEach(turn -> turn.cancel.cancel("the gateway is shutting down"));
+        partitions.close();
         turns.shutdown();
         try {
             if (!turns.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -335,6 +417,7 @@ public final class Gateway implements AutoCloseable {
         inbox.close();
         tools.close();
         views.close();
+        resumer.close();
         producer.close();
         providers.close();
         watchdog.close();

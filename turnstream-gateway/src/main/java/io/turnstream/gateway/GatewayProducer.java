@@ -1,15 +1,13 @@
 package io.turnstream.gateway;
 
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.StreamEvent;
-import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -18,9 +16,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The gateway's one Kafka producer. Raw events are keyed by run id, so a run's events share one
- * partition and stay in order; the producer is idempotent with {@code acks=all}, so a retried send
- * is neither lost nor doubled. Cancel commands go to the control topic keyed by turn id.
+ * The gateway's producer of what any instance writes, whichever owns the turn: accepted turns to
+ * {@code llm.turn-requests} (key thread id) and cancel commands to the control topic (key turn id).
+ * It is idempotent with {@code acks=all}, so a retried send is neither lost nor doubled. A turn's
+ * raw events are written by the owner of its partition, transactionally ({@link OwnedPartition}).
  */
 public final class GatewayProducer implements AutoCloseable {
 
@@ -49,14 +48,12 @@ public final class GatewayProducer implements AutoCloseable {
     }
 
     /**
-     * Sends one event of a run, with the turn's trace context in {@code trace_context} and as headers;
-     * completes when the broker has it, or exceptionally when it never will.
+     * An accepted turn, keyed by its thread id, for the gateway that owns the thread's partition;
+     * the request's trace context goes along in the headers.
      */
-    public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
-        StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), System.currentTimeMillis(), trace.toJson(), runId,
-                payload.type(), payload);
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
-                format.write(topics.rawEvents(), event));
+    public CompletableFuture<Void> turnRequest(TurnRequestRecord request, TraceContext trace) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(), request.threadId(),
+                format.write(topics.turnRequests(), request));
         trace.addTo(record.headers());
         return send(record);
     }

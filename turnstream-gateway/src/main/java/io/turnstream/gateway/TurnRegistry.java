@@ -18,10 +18,14 @@ final class TurnRegistry {
 
     private static final int FINISHED_KEPT = 5_000;
 
-    /** A running turn: its cancel signal and the results of its tool calls as they arrive. */
+    /**
+     * A running turn: its cancel signal, the request to hand it over to another gateway at its next
+     * step boundary, and the results of its tool calls as they arrive.
+     */
     static final class ActiveTurn {
         final TurnStatus status;
         final CancelSignal cancel = new CancelSignal();
+        final CompletableFuture<Void> handover = new CompletableFuture<>();
         private final Map<String, CompletableFuture<ToolResult>> results = new ConcurrentHashMap<>();
 
         ActiveTurn(TurnStatus status) {
@@ -50,10 +54,28 @@ final class TurnRegistry {
                 }
             });
 
+    /** Cancels that arrived before their turn started here (the request was still on its way). */
+    private final Map<String, String> cancelledEarly = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                    return size() > FINISHED_KEPT;
+                }
+            });
+
     ActiveTurn register(TurnStatus status) {
         ActiveTurn turn = new ActiveTurn(status);
         active.put(status.turnId(), turn);
+        String reason = cancelledEarly.remove(status.turnId());
+        if (reason != null) {
+            turn.cancel.cancel(reason);
+        }
         return turn;
+    }
+
+    /** The turn goes on in another gateway: forget it here without a final status. */
+    void release(String turnId) {
+        active.remove(turnId);
     }
 
     void finish(String turnId, String status) {
@@ -83,10 +105,18 @@ final class TurnRegistry {
         return true;
     }
 
-    /** @return false when no running turn has this id */
+    /**
+     * Cancels a running turn; a turn not running here that has not finished here either is
+     * remembered, in case its request is on its way to this gateway.
+     *
+     * @return false when no running turn has this id
+     */
     boolean cancel(String turnId, String reason) {
         ActiveTurn turn = active.get(turnId);
         if (turn == null) {
+            if (!finished.containsKey(turnId)) {
+                cancelledEarly.put(turnId, reason == null ? "cancelled" : reason);
+            }
             return false;
         }
         turn.cancel.cancel(reason);

@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ToolDefinition;
@@ -46,6 +47,52 @@ public record TurnRequest(String provider, String model, String threadId, String
         List<Conversation.Entry> all = new ArrayList<>(history);
         all.add(new Conversation.UserText(prompt));
         return all;
+    }
+
+    /**
+     * The request as a {@code POST /v1/turns} body: what {@link #parse} reads back into an equal
+     * request. It travels on {@code llm.turn-requests} to the gateway that runs the turn.
+     */
+    public ObjectNode toJson() {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        putIfSet(body, "provider", provider);
+        putIfSet(body, "model", model);
+        putIfSet(body, "threadId", threadId);
+        putIfSet(body, "system", system);
+        if (history.isEmpty()) {
+            body.put("prompt", prompt);
+        } else {
+            ArrayNode messages = body.putArray("messages");
+            for (Conversation.Entry entry : history) {
+                if (entry instanceof Conversation.UserText user) {
+                    messages.addObject().put("role", "user").put("content", user.text());
+                } else if (entry instanceof Conversation.AssistantText assistant) {
+                    messages.addObject().put("role", "assistant").put("content", assistant.text());
+                } else {
+                    throw new IllegalStateException("a request's history holds only text, not " + entry);
+                }
+            }
+            messages.addObject().put("role", "user").put("content", prompt);
+        }
+        if (tools != null) {
+            ArrayNode list = body.putArray("tools");
+            for (ToolDefinition tool : tools) {
+                ObjectNode json = list.addObject().put("name", tool.name());
+                putIfSet(json, "description", tool.description());
+                json.set("parameters", tool.parameters());
+            }
+        }
+        if (maxSteps != null) {
+            body.put("maxSteps", maxSteps);
+        }
+        putIfSet(body, "fallbackModel", fallbackModel);
+        return body;
+    }
+
+    private static void putIfSet(ObjectNode json, String field, String value) {
+        if (value != null) {
+            json.put(field, value);
+        }
     }
 
     /** Parses and validates a request body; every problem is a 400 that says what to fix. */

@@ -63,6 +63,7 @@ class AgentLoopUpsertsTest {
     private static ToolExecutorService executor;
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
+    private static final String IMPATIENT_TURN_REQUESTS = "impatient.turn-requests";
     /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
     private static Gateway impatientGateway;
     private static UpsertLog upserts;
@@ -76,6 +77,7 @@ class AgentLoopUpsertsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        TopicAdmin.createAll(admin, Topics.from(impatientTopics()), 2, (short) 1);
         topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
                 home.resolve("state"), Map.of()));
         Path workspace = Files.createDirectories(home.resolve("workspace"));
@@ -89,7 +91,10 @@ class AgentLoopUpsertsTest {
         settings.put("bootstrap.servers", broker.bootstrapServers());
         settings.put("turnstream.gateway.port", "0");
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        // Gateways in one group share their turns; this one must run the turns it accepts with its own timeout.
         settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
+        settings.put("turnstream.gateway.group-id", "impatient-gateway");
+        settings.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
         impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
                 List.of());
         upserts = new UpsertLog(broker.bootstrapServers());
@@ -190,6 +195,12 @@ class AgentLoopUpsertsTest {
     }
 
     // ---- helpers ----
+
+    private static Properties impatientTopics() {
+        Properties topics = new Properties();
+        topics.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
+        return topics;
+    }
 
     private static JsonNode args(String name, String value) {
         return JsonNodeFactory.instance.objectNode().put(name, value);

@@ -95,7 +95,9 @@ class PublishedToolDefinitionsTest {
     /** Runs a turn and returns the tool names its model call was offered. */
     private List<String> offeredIn(String prompt) {
         TurnStatus turn = gateway.startTurn(TurnRequest.prompt("simulated", null, prompt));
-        await().atMost(TIMEOUT).until(() -> !TurnStatus.RUNNING.equals(gateway.status(turn.turnId()).orElseThrow().status()));
+        // the turn runs once the gateway takes it from llm.turn-requests
+        await().atMost(TIMEOUT).until(() -> gateway.status(turn.turnId())
+                .filter(status -> !TurnStatus.RUNNING.equals(status.status())).isPresent());
         return offeredPerPrompt.get(prompt);
     }
 

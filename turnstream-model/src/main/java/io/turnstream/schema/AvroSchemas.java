@@ -6,6 +6,7 @@ import io.turnstream.model.PublishedTool;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.io.InputStream;
@@ -58,6 +59,7 @@ public final class AvroSchemas {
         files.put(ControlMessage.class, "ControlMessage.avsc");
         files.put(ItemAppend.class, "ItemAppend.avsc");
         files.put(PublishedTool.class, "PublishedTool.avsc");
+        files.put(TurnRequestRecord.class, "TurnRequestRecord.avsc");
         return Collections.unmodifiableMap(files);
     }
 

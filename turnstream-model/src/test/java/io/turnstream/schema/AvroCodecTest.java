@@ -9,6 +9,7 @@ import io.turnstream.model.PublishedTool;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
@@ -35,7 +36,8 @@ class AvroCodecTest {
     @Test
     void everyTopicValueTypeHasASchemaAndSamples() {
         assertThat(AvroSchemas.FILES.keySet()).containsExactly(StreamEvent.class, UpsertEnvelope.class,
-                ToolCall.class, ToolResult.class, ControlMessage.class, ItemAppend.class, PublishedTool.class);
+                ToolCall.class, ToolResult.class, ControlMessage.class, ItemAppend.class, PublishedTool.class,
+                TurnRequestRecord.class);
         assertThat(ContractSamples.all()).extracting(Object::getClass).map(Class.class::cast)
                 .containsAll(AvroSchemas.FILES.keySet());
     }

@@ -13,6 +13,7 @@ import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
@@ -182,6 +183,16 @@ final class ContractSamples {
                 "run-1-s1-msg0", 2, 7, "w\u00f6rld \uD83D\uDE00", T + 40));
     }
 
+    static List<TurnRequestRecord> turnRequests() {
+        TurnRequestRecord request = TurnRequestRecord.request("turn-1", "thread-1", "run-1", "tenant-a", T,
+                json("{\"prompt\":\"What is in this workspace?\",\"maxSteps\":3}"));
+        return List.of(request,
+                TurnRequestRecord.request("turn-2", "thread-1", "run-2", null, T, json("{\"prompt\":\"Hi\"}")),
+                request.stepDone(1, json("{\"model\":\"claude-x\",\"assistant\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+                        + "\"toolCalls\":[],\"finishReason\":\"stop\"}")));
+    }
+
+
     static List<PublishedTool> publishedTools() {
         return List.of(new PublishedTool("read_file", "Reads a file of the workspace.", Json.MAPPER.createObjectNode()
                 .put("type", "object").set("properties", Json.MAPPER.createObjectNode().set("path",
@@ -197,6 +208,7 @@ final class ContractSamples {
         all.addAll(toolResults());
         all.addAll(controlMessages());
         all.addAll(itemAppends());
+        all.addAll(turnRequests());
         all.addAll(publishedTools());
         return all;
     }

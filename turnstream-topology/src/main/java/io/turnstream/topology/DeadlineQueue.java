@@ -25,7 +25,9 @@ final class DeadlineQueue {
         /** A closed turn's marker expires. */
         FORGET,
         /** An item has text not yet sent on {@code llm.item-appends}. */
-        APPEND
+        APPEND,
+        /** A closed turn's keys on {@code llm.item-state} are deleted (the target lists them). */
+        TOMBSTONE
     }
 
     /** A due deadline: its time, what kind, and the state key it concerns. */

@@ -4,6 +4,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Settings;
 import io.turnstream.schema.WireFormats;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
@@ -22,10 +23,12 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param punctuateIntervalMs how often the wall-clock punctuator looks for due deadlines
  * @param closedTurnRetentionMs how long a closed turn is remembered, so late events for it are
  *     told apart from events for turns never started
+ * @param itemStateRetentionMs how long a closed turn's keys stay on the compacted {@code llm.item-state}
+ *     before they get tombstones, so the topic (and every reader's start-up) holds what is recent
  */
 public record TopologyConfig(Topics topics, List<Integer> gradient, double minGrowthFraction, long batchTimeoutMs,
                              long idleTimeoutMs, long punctuateIntervalMs, long closedTurnRetentionMs,
-                             String applicationId, String stateDir, WireFormat wireFormat, Properties kafka) {
+                             long itemStateRetentionMs, String applicationId, String stateDir, WireFormat wireFormat, Properties kafka) {
 
     public static final List<Integer> SEED_GRADIENT =
             List.of(10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000);
@@ -36,12 +39,14 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public static final String IDLE_TIMEOUT_MS = "turnstream.turn.idle-timeout.ms";
     public static final String PUNCTUATE_INTERVAL_MS = "turnstream.punctuate.interval.ms";
     public static final String CLOSED_TURN_RETENTION_MS = "turnstream.turn.closed-retention.ms";
+    public static final String ITEM_STATE_RETENTION_MS = "turnstream.item-state.retention.ms";
     public static final String APPLICATION_ID = "turnstream.application.id";
     public static final String STATE_DIR = "turnstream.state.dir";
 
     public static final long DEFAULT_BATCH_TIMEOUT_MS = 1_000;
     public static final long DEFAULT_IDLE_TIMEOUT_MS = 600_000;
     public static final long DEFAULT_PUNCTUATE_INTERVAL_MS = 100;
+    public static final long DEFAULT_ITEM_STATE_RETENTION_MS = Duration.ofDays(7).toMillis();
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -56,6 +61,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         requirePositive(IDLE_TIMEOUT_MS, idleTimeoutMs);
         requirePositive(PUNCTUATE_INTERVAL_MS, punctuateIntervalMs);
         requirePositive(CLOSED_TURN_RETENTION_MS, closedTurnRetentionMs);
+        requirePositive(ITEM_STATE_RETENTION_MS, itemStateRetentionMs);
         gradient = List.copyOf(gradient);
     }
 
@@ -73,6 +79,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
                 idle,
                 settings.getLong(PUNCTUATE_INTERVAL_MS, DEFAULT_PUNCTUATE_INTERVAL_MS),
                 settings.getLong(CLOSED_TURN_RETENTION_MS, idle),
+                settings.getLong(ITEM_STATE_RETENTION_MS, DEFAULT_ITEM_STATE_RETENTION_MS),
                 settings.get(APPLICATION_ID, DEFAULT_APPLICATION_ID),
                 settings.get(STATE_DIR, DEFAULT_STATE_DIR),
                 WireFormats.from(settings),
@@ -93,7 +100,8 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
 
     public TopologyConfig withTopics(Topics newTopics) {
         return new TopologyConfig(newTopics, gradient, minGrowthFraction, batchTimeoutMs, idleTimeoutMs,
-                punctuateIntervalMs, closedTurnRetentionMs, applicationId, stateDir, wireFormat, kafka);
+                punctuateIntervalMs, closedTurnRetentionMs, itemStateRetentionMs, applicationId, stateDir, wireFormat,
+                kafka);
     }
 
     private static List<Integer> parseGradient(String value) {

@@ -1,5 +1,6 @@
 package io.turnstream.topology;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
@@ -29,6 +30,9 @@ final class TurnState {
     long forgetAtMs;
     /** Items that finished (done, errored or cancelled), so a repeated or late event for one is named as such. */
     Set<String> finishedItems = new LinkedHashSet<>();
+    /** Tool-status keys the turn wrote on {@code llm.item-state} (see {@link UpsertEmitter#itemStateKeys}), for their tombstones. */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    Set<String> toolStatusKeys = new LinkedHashSet<>();
 
     long nextSeq() {
         return ++seq;

@@ -1,11 +1,13 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.ToolCall;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.nio.charset.StandardCharsets;
+import java.util.StringJoiner;
 import java.util.UUID;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -28,6 +30,9 @@ final class UpsertEmitter {
     void emit(TurnState turn, UiPayload payload) {
         long now = context.currentSystemTimeMs();
         long seq = turn.nextSeq();
+        if (payload instanceof UIStatus status && UIStatus.TOOL_STATUS.equals(status.type())) {
+            turn.toolStatusKeys.add(status.stateKey());
+        }
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
                 payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
@@ -43,6 +48,26 @@ final class UpsertEmitter {
         byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
         context.forward(new Record<>(call.turnId(), bytes, call.requestedAt(), TurnTrace.headers(turn)),
                 UpsertTopology.TOOL_CALLS_SINK);
+    }
+
+    /**
+     * The {@code llm.item-state} keys of a closed turn, as one deadline target: its items', its
+     * lifecycle's, its status's and its tools' statuses', newline-separated (ids hold no newline:
+     * they are keys of JSON records). A key the turn never wrote gets a harmless tombstone.
+     */
+    static String itemStateKeys(TurnState turn) {
+        StringJoiner keys = new StringJoiner("\n");
+        turn.finishedItems.forEach(itemId -> keys.add(turn.turnId + "/" + itemId));
+        turn.toolStatusKeys.forEach(key -> keys.add(turn.turnId + "/" + key));
+        return keys.add(turn.turnId + "/turn").add(turn.turnId + "/status").toString();
+    }
+
+    /** Deletes every key of {@link #itemStateKeys} from the compacted {@code llm.item-state}. */
+    void tombstones(String itemStateKeys) {
+        long now = context.currentSystemTimeMs();
+        for (String key : itemStateKeys.split("\n")) {
+            context.forward(new Record<>(key, (byte[]) null, now), UpsertTopology.ITEM_STATE_SINK);
+        }
     }
 
     /** {@code {turnId}/{itemId}} for items, {@code {turnId}/turn} for the turn's lifecycle, and so on: {@link UiPayload#stateKey()}. */

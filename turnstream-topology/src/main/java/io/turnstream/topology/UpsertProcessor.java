@@ -344,6 +344,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         marker.closed = true;
         marker.forgetAtMs = now() + config.closedTurnRetentionMs();
         deadlines.schedule(marker.forgetAtMs, Kind.FORGET, turn.runId);
+        deadlines.schedule(now() + config.itemStateRetentionMs(), Kind.TOMBSTONE,
+                UpsertEmitter.itemStateKeys(turn));
         turns.put(turn.runId, marker);
         lastActivity.remove(turn.runId);
         return null;
@@ -394,6 +396,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 case IDLE -> onIdleTimeout(deadline, nowMs);
                 case FORGET -> onForget(deadline);
                 case APPEND -> onAppendDue(deadline);
+                case TOMBSTONE -> emitter.tombstones(deadline.target());
             }
         }
     }

@@ -112,11 +112,18 @@ final class TopologyHarness implements AutoCloseable {
         }).toList();
     }
 
-    /** The latest envelope per key on the compacted llm.item-state topic, as a consumer would see after compaction. */
+    /**
+     * The latest envelope per key on the compacted llm.item-state topic, as a consumer would see
+     * after compaction: a tombstone removes its key.
+     */
     Map<String, UpsertEnvelope> itemState() {
         for (TestRecord<String, byte[]> record : itemState.readRecordsToList()) {
-            latestItemState.put(record.key(), Json.fromString(new String(record.value(), StandardCharsets.UTF_8),
-                    UpsertEnvelope.class));
+            if (record.value() == null) {
+                latestItemState.remove(record.key());
+            } else {
+                latestItemState.put(record.key(), Json.fromString(new String(record.value(), StandardCharsets.UTF_8),
+                        UpsertEnvelope.class));
+            }
         }
         return latestItemState;
     }

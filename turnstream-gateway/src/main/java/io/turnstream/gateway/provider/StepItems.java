@@ -8,6 +8,7 @@ import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -40,6 +41,19 @@ public final class StepItems {
         this.idPrefix = idPrefix;
         this.providerId = providerId;
         this.sink = sink;
+    }
+
+    /**
+     * The items of a step that another gateway was streaming when it stopped: ids go on from
+     * {@code nextItem}, and {@code openItems} (id to item type) are open, so that {@link #withdraw()}
+     * closes them.
+     */
+    public static StepItems resumed(String idPrefix, String providerId, Sink sink, int nextItem,
+                                    Map<String, String> openItems) {
+        StepItems items = new StepItems(idPrefix, providerId, sink);
+        items.nextItem = nextItem;
+        openItems.forEach((id, type) -> items.open.add(items.new Item(id, type, null, null)));
+        return items;
     }
 
     public Item startMessage(String initialText) {
@@ -88,6 +102,16 @@ public final class StepItems {
 
     public void cancelAll() {
         List.copyOf(open).forEach(Item::cancel);
+    }
+
+    /**
+     * Takes back a step that will be called again: every open item ends with {@code item_cancelled},
+     * the tool calls collected so far are forgotten, and item ids go on from where they were, so the
+     * next attempt's items are new items of the same step.
+     */
+    public void withdraw() {
+        cancelAll();
+        toolCalls.clear();
     }
 
     private void emit(StreamPayload payload) {
