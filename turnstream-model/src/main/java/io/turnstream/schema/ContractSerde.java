@@ -35,7 +35,11 @@ public final class ContractSerde<T> implements Serde<T>, Serializer<T>, Deserial
     }
 
     public static <T> ContractSerde<T> json(Class<T> type) {
-        return new ContractSerde<>(type, WireFormat.JSON);
+        return of(type, WireFormat.JSON);
+    }
+
+    public static <T> ContractSerde<T> of(Class<T> type, WireFormat format) {
+        return new ContractSerde<>(type, format);
     }
 
     /**
@@ -46,7 +50,7 @@ public final class ContractSerde<T> implements Serde<T>, Serializer<T>, Deserial
     public static <T> ContractSerde<T> from(Class<T> type, Map<String, ?> configs) {
         Properties props = new Properties();
         configs.forEach((key, value) -> props.setProperty(key, String.valueOf(value)));
-        return new ContractSerde<>(type, WireFormats.from(Settings.of(props)));
+        return of(type, WireFormats.from(Settings.of(props)));
     }
 
     @Override
