@@ -149,7 +149,7 @@ public final class Gateway implements AutoCloseable {
         awaitPublishedTools();
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
-                OwnershipConfig.from(settings), resumer, this::runTurn);
+                OwnershipConfig.from(settings), resumer, this::runTurn, serviceMetrics);
         LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
                 config.security().keys());
     }
@@ -161,6 +161,7 @@ public final class Gateway implements AutoCloseable {
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
         kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
+        kafka.put("turn-ownership", partitions != null && partitions.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
         return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
     }

@@ -6,6 +6,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.Map;
@@ -40,6 +41,7 @@ final class OwnedPartition implements AutoCloseable {
     private final Topics topics;
     private final WireFormat format;
     private final KafkaProducer<String, byte[]> producer;
+    private final AutoCloseable producerMetrics;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** Offsets of the requests whose turns have not finished, to the turn id. */
     private final ConcurrentSkipListMap<Long, String> unfinished = new ConcurrentSkipListMap<>();
@@ -50,7 +52,7 @@ final class OwnedPartition implements AutoCloseable {
 
     /** Fences the previous owner: returns once its open transaction is aborted. */
     OwnedPartition(TopicPartition partition, Properties kafkaProperties, String groupId, Topics topics,
-                   WireFormat format) {
+                   WireFormat format, ServiceMetrics metrics) {
         this.partition = partition;
         this.topics = topics;
         this.format = format;
@@ -71,6 +73,7 @@ final class OwnedPartition implements AutoCloseable {
             producer.close(Duration.ZERO);
             throw e;
         }
+        this.producerMetrics = metrics.bind(producer);
     }
 
     TopicPartition partition() {
@@ -218,6 +221,11 @@ final class OwnedPartition implements AutoCloseable {
     @Override
     public void close() {
         abandon();
+        try {
+            producerMetrics.close();
+        } catch (Exception e) {
+            // only meters: the producer closes regardless
+        }
         producer.close(Duration.ofSeconds(5));
     }
 }

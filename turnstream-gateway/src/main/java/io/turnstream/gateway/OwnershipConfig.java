@@ -12,13 +12,16 @@ import java.time.Duration;
  *                       readers see them then)
  * @param drainTimeout how long a stopping gateway waits for its turns to reach a step boundary
  *                     before it hands them over mid-step
+ * @param rebalanceHandover how long a rebalance (a gateway joins) waits for the turns of the partitions
+ *                          it moves to reach a step boundary; the group's other partitions wait with it
  */
-record OwnershipConfig(String groupId, Duration commitInterval, Duration drainTimeout) {
+record OwnershipConfig(String groupId, Duration commitInterval, Duration drainTimeout, Duration rebalanceHandover) {
 
     static OwnershipConfig from(Settings settings) {
         return new OwnershipConfig(
                 settings.get(GatewayConfig.PREFIX + "group-id", "turnstream-gateway"),
                 Duration.ofMillis(settings.getLong(GatewayConfig.PREFIX + "commit-interval-ms", 100)),
-                Duration.ofMillis(settings.getLong(GatewayConfig.PREFIX + "drain-timeout-ms", 30_000)));
+                Duration.ofMillis(settings.getLong(GatewayConfig.PREFIX + "drain-timeout-ms", 30_000)),
+                Duration.ofMillis(settings.getLong(GatewayConfig.PREFIX + "rebalance-handover-ms", 5_000)));
     }
 }

@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.time.Duration;
@@ -44,8 +45,6 @@ import org.slf4j.LoggerFactory;
 final class PartitionOwnership implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(PartitionOwnership.class);
-    /** A rebalance waits this long at most for turns to reach a step boundary: other partitions wait with it. */
-    private static final Duration REBALANCE_HANDOVER = Duration.ofSeconds(5);
 
     /** Runs the turns of owned partitions. */
     interface Turns {
@@ -63,19 +62,21 @@ final class PartitionOwnership implements AutoCloseable {
     private final OwnershipConfig config;
     private final Turns turns;
     private final TurnResumer resumer;
+    private final ServiceMetrics metrics;
     private final KafkaConsumer<String, byte[]> consumer;
     private final Map<TopicPartition, OwnedPartition> owned = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
 
     PartitionOwnership(Properties kafkaProperties, Topics topics, WireFormat format, OwnershipConfig config,
-                  TurnResumer resumer, Turns turns) {
+                  TurnResumer resumer, Turns turns, ServiceMetrics metrics) {
         this.kafkaProperties = kafkaProperties;
         this.topics = topics;
         this.format = format;
         this.config = config;
         this.resumer = resumer;
         this.turns = turns;
+        this.metrics = metrics;
         Properties props = new Properties();
         props.putAll(kafkaProperties);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
@@ -87,6 +88,7 @@ final class PartitionOwnership implements AutoCloseable {
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         this.consumer = new KafkaConsumer<>(props);
+        metrics.bind(consumer);
         this.thread = new Thread(this::run, "turn-ownership");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -162,7 +164,7 @@ final class PartitionOwnership implements AutoCloseable {
     /** Fences the previous owners, then resumes every unfinished turn of the partitions. */
     private void takeOver(Collection<TopicPartition> partitions) {
         for (TopicPartition partition : partitions) {
-            owned.put(partition, new OwnedPartition(partition, kafkaProperties, config.groupId(), topics, format));
+            owned.put(partition, new OwnedPartition(partition, kafkaProperties, config.groupId(), topics, format, metrics));
         }
         for (TopicPartition partition : partitions) {
             catchUp(partition, owned.get(partition));
@@ -258,6 +260,11 @@ final class PartitionOwnership implements AutoCloseable {
         owner.close();
     }
 
+    /** Whether this gateway still takes turns: false once its ownership loop died of an error. */
+    boolean healthy() {
+        return thread.isAlive() || !running;
+    }
+
     /** The gateway stops: hands its turns over within the drain timeout and leaves the group. */
     @Override
     public void close() {
@@ -279,8 +286,8 @@ final class PartitionOwnership implements AutoCloseable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            Duration wait = running && REBALANCE_HANDOVER.compareTo(config.drainTimeout()) < 0
-                    ? REBALANCE_HANDOVER : config.drainTimeout();
+            Duration wait = running && config.rebalanceHandover().compareTo(config.drainTimeout()) < 0
+                    ? config.rebalanceHandover() : config.drainTimeout();
             handOver(partitions, wait);
         }
 

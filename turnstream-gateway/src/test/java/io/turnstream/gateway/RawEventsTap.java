@@ -8,22 +8,19 @@ import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
-import java.time.Duration;
+import io.turnstream.runtime.TopicReader;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
+import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -37,7 +34,7 @@ final class RawEventsTap implements AutoCloseable {
     record Call(String turnId, String callId, String toolName, JsonNode arguments) {
     }
 
-    private final KafkaConsumer<String, String> consumer;
+    private final TopicReader reader;
     private final KafkaProducer<String, String> producer;
     private final Topics topics;
     private final Function<Call, ToolResult> tools;
@@ -46,51 +43,32 @@ final class RawEventsTap implements AutoCloseable {
     private final Map<String, String> keysOfRun = new ConcurrentHashMap<>();
     private final Map<String, String> turnOfRun = new ConcurrentHashMap<>();
     private final List<ControlMessage> controls = new CopyOnWriteArrayList<>();
-    private final Thread thread;
-    private volatile boolean running = true;
 
     RawEventsTap(String bootstrapServers, Topics topics, Function<Call, ToolResult> tools) {
         this.topics = topics;
         this.tools = tools;
-        this.consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.GROUP_ID_CONFIG, "raw-events-tap-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
         this.producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class));
-        consumer.subscribe(List.of(topics.rawEvents(), topics.control()));
-        this.thread = new Thread(this::run, "raw-events-tap");
-        this.thread.setDaemon(true);
-        this.thread.start();
-    }
-
-    private void run() {
-        try {
-            while (running) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(100))) {
+        Properties consumer = new Properties();
+        consumer.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        this.reader = new TopicReader("raw-events-tap", consumer, List.of(topics.rawEvents(), topics.control()),
+                TopicReader.Start.BEGINNING, record -> {
+                    String value = new String(record.value(), StandardCharsets.UTF_8);
                     if (record.topic().equals(topics.control())) {
-                        controls.add(Json.fromString(record.value(), ControlMessage.class));
+                        controls.add(Json.fromString(value, ControlMessage.class));
                     } else {
-                        onRawEvent(record);
+                        onRawEvent(record.key(), value);
                     }
-                }
-            }
-        } catch (WakeupException closing) {
-            // close()
-        } finally {
-            consumer.close();
-        }
+                });
     }
 
-    private void onRawEvent(ConsumerRecord<String, String> record) {
-        StreamEvent event = Json.fromString(record.value(), StreamEvent.class);
-        keysOfRun.put(event.runId(), record.key());
+    private void onRawEvent(String key, String value) {
+        StreamEvent event = Json.fromString(value, StreamEvent.class);
+        keysOfRun.put(event.runId(), key);
         jsonByRun.computeIfAbsent(event.runId(), r -> new CopyOnWriteArrayList<>())
-                .add(Json.fromString(record.value(), JsonNode.class));
+                .add(Json.fromString(value, JsonNode.class));
         eventsByRun.computeIfAbsent(event.runId(), r -> new CopyOnWriteArrayList<>()).add(event);
         if (event.payload() instanceof StreamPayload.ResponseStart start) {
             turnOfRun.put(event.runId(), start.turnId());
@@ -134,13 +112,7 @@ final class RawEventsTap implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
-        consumer.wakeup();
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        reader.close();
         producer.close();
     }
 }

@@ -1,21 +1,29 @@
 package io.turnstream.runtime;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -23,57 +31,149 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads every partition of some topics on one daemon thread, without a consumer group (each
- * instance sees everything), {@code read_committed}, and hands each record to a handler. It starts
- * at the end (only what is written from now on) or at the beginning (a whole compacted topic), and
- * picks up partitions added later from their beginning. The records of each poll are handed over
- * in time order across partitions. The topics must exist.
+ * The one way Turnstream reads topics without a consumer group: every partition of some topics is
+ * assigned on one daemon thread (each instance sees everything), {@code read_committed}, and each
+ * record is handed to a handler. It starts at the end (only what is written from now on), at the
+ * beginning (a whole compacted topic) or at a moment in the past, and picks up partitions added later
+ * from their beginning. The records of each poll are handed over in time order across partitions.
+ *
+ * <p>Failure policy, the same for every reader:
+ * <ul>
+ *   <li>The topics must exist: a topic created a moment ago is waited for (up to {@link Builder#topicWait});
+ *       one still missing then makes the constructor throw, so the owner fails to start with a clear message.</li>
+ *   <li>Retriable client errors ({@link RetriableException}: broker unreachable, leader moving, timeouts) are
+ *       retried with a growing backoff (up to {@link #MAX_BACKOFF}), logged once when they start and once when
+ *       reading recovers.</li>
+ *   <li>Any other failure is fatal: it is logged once, the reader stops, {@link #healthy()} turns false,
+ *       {@link #failure()} and {@link #caughtUp()} carry the cause and the owner's
+ *       {@link Builder#onFailure failure listener} is told.</li>
+ *   <li>A handler that throws on a record (bad input) only skips that record, with a warning.</li>
+ * </ul>
  */
 public final class TopicReader implements AutoCloseable {
 
-    /** Where reading starts. */
-    public enum Start { BEGINNING, END }
+    /** Where reading starts: {@link #BEGINNING}, {@link #END} or {@link #since} a moment. */
+    public static final class Start {
+        public static final Start BEGINNING = new Start(null);
+        public static final Start END = new Start(null);
+        private final Instant since;
 
-    private static final Logger LOG = LoggerFactory.getLogger(TopicReader.class);
+        private Start(Instant since) {
+            this.since = since;
+        }
+
+        /** At the first record written at or after {@code moment}; at the end where there is none. */
+        public static Start since(Instant moment) {
+            return new Start(Objects.requireNonNull(moment));
+        }
+    }
+
+    /** Receives each record on the reader's thread. */
+    @FunctionalInterface
+    public interface Handler {
+        /**
+         * @param polledAtNanos {@link System#nanoTime()} when the poll that returned the record did: the
+         *                      moment the record became visible to this reader
+         */
+        void handle(ConsumerRecord<String, byte[]> record, long polledAtNanos) throws Exception;
+    }
+
+    /** The longest pause between attempts while the cluster cannot be reached. */
+    public static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+    private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
+    private static final Duration POLL = Duration.ofMillis(500);
     private static final Duration PARTITION_REFRESH = Duration.ofSeconds(30);
+    private static final Logger LOG = LoggerFactory.getLogger(TopicReader.class);
 
     private final String name;
     private final List<String> topics;
+    private final Duration topicWait;
     private final KafkaConsumer<String, byte[]> consumer;
-    private final Consumer<ConsumerRecord<String, byte[]>> handler;
+    private final Handler handler;
+    private final Consumer<Throwable> onFailure;
     private final Map<TopicPartition, Long> endAtStart;
     private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
+    private final CountDownLatch closing = new CountDownLatch(1);
     private final Thread thread;
     /** The consumer's open connections to brokers; its value may be read from any thread. */
     private final Metric connections;
-    private volatile boolean running = true;
+    private volatile Throwable failure;
 
     /**
+     * Reads with the defaults: see {@link #reading} for the options.
+     *
      * @param name names the thread and the client id, for logs
      * @param handler called on the reader's thread; an exception it throws is logged and the record skipped
      */
     public TopicReader(String name, Properties kafkaProperties, List<String> topics, Start start,
                        Consumer<ConsumerRecord<String, byte[]>> handler) {
+        this(reading(name, kafkaProperties, topics).from(start), (record, polledAt) -> handler.accept(record));
+    }
+
+    /** A reader of {@code topics} named {@code name} (its thread and client id, for logs), to be configured and started. */
+    public static Builder reading(String name, Properties kafkaProperties, List<String> topics) {
+        return new Builder(name, kafkaProperties, topics);
+    }
+
+    /** The options of a reader; {@link #start} makes it. */
+    public static final class Builder {
+        private final String name;
+        private final Properties kafkaProperties;
+        private final List<String> topics;
+        private Start start = Start.END;
+        private Duration topicWait = Duration.ofSeconds(30);
+        private Consumer<Throwable> onFailure = failure -> { };
+
+        private Builder(String name, Properties kafkaProperties, List<String> topics) {
+            this.name = name;
+            this.kafkaProperties = kafkaProperties;
+            this.topics = List.copyOf(topics);
+        }
+
+        /** Where reading starts; the end unless set. */
+        public Builder from(Start start) {
+            this.start = Objects.requireNonNull(start);
+            return this;
+        }
+
+        /** How long a topic missing from the cluster's metadata is waited for at start; 30 s unless set. */
+        public Builder topicWait(Duration topicWait) {
+            this.topicWait = topicWait;
+            return this;
+        }
+
+        /** Told, on the reader's thread, when a fatal failure stopped the reader. */
+        public Builder onFailure(Consumer<Throwable> onFailure) {
+            this.onFailure = Objects.requireNonNull(onFailure);
+            return this;
+        }
+
+        /** Assigns the partitions, finds the start positions and starts reading. */
+        public TopicReader start(Handler handler) {
+            return new TopicReader(this, handler);
+        }
+    }
+
+    private TopicReader(Builder options, Handler handler) {
         Properties props = new Properties();
-        props.putAll(kafkaProperties);
+        props.putAll(options.kafkaProperties);
         props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, name);
+        props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, options.name);
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        this.name = name;
-        this.topics = List.copyOf(topics);
+        this.name = options.name;
+        this.topics = options.topics;
+        this.topicWait = options.topicWait;
         this.handler = handler;
+        this.onFailure = options.onFailure;
         this.consumer = new KafkaConsumer<>(props);
         try {
-            Set<TopicPartition> partitions = partitions();
+            Set<TopicPartition> partitions = awaitPartitions();
             consumer.assign(partitions);
-            if (start == Start.END) {
-                consumer.seekToEnd(partitions);
-            } else {
-                consumer.seekToBeginning(partitions);
-            }
+            seek(partitions, options.start);
             // resolve the positions now, so that "the end" means the end when this reader was made
             partitions.forEach(consumer::position);
             this.endAtStart = consumer.endOffsets(partitions);
@@ -95,50 +195,127 @@ public final class TopicReader implements AutoCloseable {
         metrics.bind(consumer);
     }
 
-    /** Completes once everything that was in the topics when this reader was made has been handled. */
+    /**
+     * Completes once everything that was in the topics when this reader was made has been handled;
+     * exceptionally if the reader failed first.
+     */
     public CompletableFuture<Void> caughtUp() {
         return caughtUp;
     }
 
     /** True while the reader reads and is connected to a broker; false once it stopped or lost the cluster. */
     public boolean healthy() {
-        return running && thread.isAlive()
+        return failure == null && closing.getCount() > 0 && thread.isAlive()
                 && (connections == null || ((Number) connections.metricValue()).doubleValue() > 0);
     }
 
-    private Set<TopicPartition> partitions() {
+    /** What stopped the reader, or null while it reads (or after a normal close). */
+    public Throwable failure() {
+        return failure;
+    }
+
+    private void seek(Set<TopicPartition> partitions, Start start) {
+        if (start == Start.BEGINNING) {
+            consumer.seekToBeginning(partitions);
+        } else if (start == Start.END) {
+            consumer.seekToEnd(partitions);
+        } else {
+            Map<TopicPartition, Long> at = new HashMap<>();
+            partitions.forEach(partition -> at.put(partition, start.since.toEpochMilli()));
+            Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(at);
+            for (TopicPartition partition : partitions) {
+                OffsetAndTimestamp offset = offsets.get(partition);
+                if (offset == null) {
+                    consumer.seekToEnd(List.of(partition));
+                } else {
+                    consumer.seek(partition, offset.offset());
+                }
+            }
+        }
+    }
+
+    /** The partitions of every topic, waiting up to the topic wait for topics not yet in the metadata. */
+    private Set<TopicPartition> awaitPartitions() {
+        long deadline = System.nanoTime() + topicWait.toNanos();
         Set<TopicPartition> partitions = new HashSet<>();
         for (String topic : topics) {
-            List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
-            if (infos == null || infos.isEmpty()) {
-                throw new IllegalStateException("topic " + topic + " does not exist; create the topics first "
-                        + "(turnstream topics --bootstrap-servers ...)");
+            Duration backoff = FIRST_BACKOFF;
+            List<PartitionInfo> infos = List.of();
+            while (infos.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("topic " + topic + " does not exist; create the topics first "
+                            + "(turnstream topics --bootstrap-servers ...)");
+                }
+                infos = partitionsOf(topic, Duration.ofNanos(left));
+                if (infos.isEmpty()) {
+                    pause(backoff);
+                    backoff = longer(backoff);
+                }
             }
             infos.forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
         }
         return partitions;
     }
 
+    /** A topic's partitions, none when it is not (yet) in the metadata. */
+    private List<PartitionInfo> partitionsOf(String topic, Duration timeout) {
+        try {
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
+            return infos == null ? List.of() : infos;
+        } catch (TimeoutException missingOrUnreachable) {
+            return List.of();
+        }
+    }
+
     private void run() {
         long nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
+        Duration backoff = FIRST_BACKOFF;
+        RetriableException retrying = null;
         try {
-            while (running) {
-                handleInTimeOrder(consumer.poll(Duration.ofMillis(500)));
-                if (!caughtUp.isDone() && endAtStart.entrySet().stream()
-                        .allMatch(end -> consumer.position(end.getKey()) >= end.getValue())) {
-                    caughtUp.complete(null);
-                }
-                if (System.nanoTime() > nextRefresh) {
-                    addNewPartitions();
-                    nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
+            while (closing.getCount() > 0) {
+                try {
+                    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+                    handleInTimeOrder(records, System.nanoTime());
+                    if (!caughtUp.isDone() && endAtStart.entrySet().stream()
+                            .allMatch(end -> consumer.position(end.getKey()) >= end.getValue())) {
+                        caughtUp.complete(null);
+                    }
+                    if (System.nanoTime() > nextRefresh) {
+                        addNewPartitions();
+                        nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
+                    }
+                    if (retrying != null) {
+                        LOG.info("{} reads {} again", name, topics);
+                        retrying = null;
+                        backoff = FIRST_BACKOFF;
+                    }
+                } catch (RetriableException e) {
+                    if (retrying == null) {
+                        LOG.warn("{} cannot read {} for now, retrying with backoff: {}", name, topics, e.toString());
+                    }
+                    retrying = e;
+                    pause(backoff);
+                    backoff = longer(backoff);
                 }
             }
-        } catch (WakeupException closing) {
+        } catch (WakeupException woken) {
             // close() woke us up
-        } catch (RuntimeException e) {
-            LOG.error("{} stopped reading {}", name, topics, e);
+        } catch (RuntimeException | Error e) {
+            fail(e);
         } finally {
             consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    private void fail(Throwable cause) {
+        failure = cause;
+        LOG.error("{} stopped reading {}", name, topics, cause);
+        caughtUp.completeExceptionally(cause);
+        try {
+            onFailure.accept(cause);
+        } catch (RuntimeException e) {
+            LOG.warn("{}: the failure listener failed", name, e);
         }
     }
 
@@ -147,7 +324,7 @@ public final class TopicReader implements AutoCloseable {
      * records of several topics written together (an upsert and the append beside it) arrive as written
      * rather than one partition's batch after another's.
      */
-    private void handleInTimeOrder(ConsumerRecords<String, byte[]> records) {
+    private void handleInTimeOrder(ConsumerRecords<String, byte[]> records, long polledAtNanos) {
         List<List<ConsumerRecord<String, byte[]>>> partitions = records.partitions().stream().map(records::records)
                 .toList();
         int[] next = new int[partitions.size()];
@@ -162,21 +339,25 @@ public final class TopicReader implements AutoCloseable {
             if (oldest < 0) {
                 return;
             }
-            handle(partitions.get(oldest).get(next[oldest]++));
+            handle(partitions.get(oldest).get(next[oldest]++), polledAtNanos);
         }
     }
 
-    private void handle(ConsumerRecord<String, byte[]> record) {
+    private void handle(ConsumerRecord<String, byte[]> record, long polledAtNanos) {
         try {
-            handler.accept(record);
-        } catch (RuntimeException e) {
+            handler.handle(record, polledAtNanos);
+        } catch (Exception e) {
             LOG.warn("{} skipped an unreadable record at {}-{}@{}: {}", name, record.topic(), record.partition(),
                     record.offset(), e.getMessage());
         }
     }
 
+    /** Partitions added to the topics are read from their beginning; a topic missing now keeps what is assigned. */
     private void addNewPartitions() {
-        Set<TopicPartition> all = partitions();
+        Set<TopicPartition> all = new HashSet<>(consumer.assignment());
+        for (String topic : topics) {
+            partitionsOf(topic, POLL).forEach(info -> all.add(new TopicPartition(topic, info.partition())));
+        }
         List<TopicPartition> added = new ArrayList<>(all);
         added.removeAll(consumer.assignment());
         if (!added.isEmpty()) {
@@ -186,9 +367,24 @@ public final class TopicReader implements AutoCloseable {
         }
     }
 
+    /** Waits, but returns at once when the reader is closed. */
+    private void pause(Duration backoff) {
+        try {
+            closing.await(backoff.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new WakeupException();
+        }
+    }
+
+    private static Duration longer(Duration backoff) {
+        Duration doubled = backoff.multipliedBy(2);
+        return doubled.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : doubled;
+    }
+
     @Override
     public void close() {
-        running = false;
+        closing.countDown();
         consumer.wakeup();
         try {
             thread.join(10_000);

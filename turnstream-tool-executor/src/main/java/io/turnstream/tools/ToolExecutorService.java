@@ -13,6 +13,7 @@ import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -92,6 +93,8 @@ public final class ToolExecutorService implements AutoCloseable {
     private CancelListener cancels;
     private Thread loop;
     private volatile boolean closing;
+    /** What made a helper of the loop (the cancel listener) stop for good; the executor stops with it. */
+    private volatile Throwable helperFailure;
     private volatile int pausedPartitions;
     private long nextSweep;
     private int failuresInARow;
@@ -167,8 +170,8 @@ public final class ToolExecutorService implements AutoCloseable {
             consumer = new KafkaConsumer<>(groupConsumerProperties(), new StringDeserializer(), new ByteArrayDeserializer());
             serviceMetrics.bind(consumer);
             ledgerReader = new KafkaConsumer<>(plainConsumerProperties("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
-            cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire, config.turnMemory(),
-                    scheduler::cancelTurn).start();
+            cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire,
+                    Instant.now().minus(config.turnMemory()), scheduler::cancelTurn, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");
             loop.start();
             LOG.info("tool executor {} started: workspace {}, tools {}", config.instanceId(), workspace.root(),
@@ -229,6 +232,13 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
+    /** A helper failed for good: drain and stop, reporting the failure through {@link #stopped()}. */
+    private void stopOn(Throwable cause) {
+        helperFailure = cause;
+        closing = true;
+        consumer.wakeup();
+    }
+
     private void run() {
         Throwable failure = null;
         try {
@@ -237,6 +247,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 step();
             }
             drain();
+            failure = helperFailure;
         } catch (ProducerFencedException | FencedInstanceIdException e) {
             failure = e;
             LOG.error("another tool executor with instance id {} took over; this one stops. Give each instance its own "

@@ -14,6 +14,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * one range scan: the work of a tick is proportional to the deadlines due, not to the items held.
  * Keys are (due time, big-endian) + kind + target, which sort by due time. The kind is stored as
  * its ordinal: new kinds go at the end.
+ *
+ * <p>Taken deadlines leave tombstones at the low end of the key space, and a scan from time 0 would
+ * step over all of them on every tick (profiled: the largest part of a tick). So the queue remembers a
+ * lower bound of what it holds and scans from there; after a restart it starts from 0 once.
  */
 final class DeadlineQueue {
 
@@ -24,7 +28,10 @@ final class DeadlineQueue {
         IDLE,
         /** A closed turn's marker expires. */
         FORGET,
-        /** An item has text not yet sent on {@code llm.item-appends}. */
+        /**
+         * Earlier versions armed appends here; appends are now armed in memory (see {@link ItemAppends}).
+         * Kept so the ordinals of the kinds after it, and any such entry still stored, stay readable.
+         */
         APPEND,
         /** A closed turn's keys on {@code llm.item-state} are deleted (the target lists them). */
         TOMBSTONE
@@ -37,6 +44,8 @@ final class DeadlineQueue {
     private static final byte[] NO_VALUE = new byte[0];
 
     private final KeyValueStore<Bytes, byte[]> store;
+    /** No deadline in the store is due before this. */
+    private long earliestDueMs;
 
     DeadlineQueue(KeyValueStore<Bytes, byte[]> store) {
         this.store = store;
@@ -44,6 +53,7 @@ final class DeadlineQueue {
 
     void schedule(long dueMs, Kind kind, String target) {
         store.put(key(dueMs, kind, target), NO_VALUE);
+        earliestDueMs = Math.min(earliestDueMs, dueMs);
     }
 
     void cancel(long dueMs, Kind kind, String target) {
@@ -54,13 +64,18 @@ final class DeadlineQueue {
     /** Removes and returns up to {@code limit} deadlines due at or before {@code nowMs}, earliest first. */
     List<Deadline> takeDue(long nowMs, int limit) {
         List<Deadline> due = new ArrayList<>();
-        try (KeyValueIterator<Bytes, byte[]> it = store.range(timePrefix(0), timePrefix(nowMs + 1))) {
+        if (earliestDueMs > nowMs) {
+            return due;
+        }
+        try (KeyValueIterator<Bytes, byte[]> it = store.range(timePrefix(earliestDueMs), timePrefix(nowMs + 1))) {
             while (it.hasNext() && due.size() < limit) {
                 KeyValue<Bytes, byte[]> entry = it.next();
                 due.add(parse(entry.key.get()));
             }
         }
         due.forEach(d -> cancel(d.dueMs(), d.kind(), d.target()));
+        // Everything up to now was taken, unless the limit stopped the scan at the last one taken.
+        earliestDueMs = due.size() < limit ? nowMs + 1 : due.get(due.size() - 1).dueMs();
         return due;
     }
 

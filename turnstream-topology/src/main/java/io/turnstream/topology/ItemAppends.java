@@ -1,9 +1,11 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.ItemAppend;
-import io.turnstream.topology.DeadlineQueue.Kind;
 import io.turnstream.topology.ItemBuffer.Cursor;
 import io.turnstream.topology.ItemBuffer.Tail;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 
@@ -12,43 +14,56 @@ import org.apache.kafka.streams.processor.api.Record;
  * streams, the text it gained is sent at most once per punctuation tick, and what is left when it
  * ends. Held user messages and tool calls have no appends.
  *
- * <p>An item with unsent text has one {@link Kind#APPEND} deadline, armed by the first delta after
- * an append, so a delta writes nothing more than before except once per tick. The append cursor
- * (offset and chunk position) is in the item's state and the per-turn {@code seq} in the turn's, both
- * written in the transaction that sends the append: after a crash or restore, appends resume where the
- * committed ones ended, none lost and none doubled.
+ * <p>An item with unsent text is armed in memory by its first delta after an append, and the next
+ * tick sends it, so a delta writes nothing to the stores (profiled: a stored deadline per item and
+ * tick, and its removal, were a visible part of the hot path). The append cursor (offset and chunk
+ * position) is in the item's state and the per-turn {@code seq} in the turn's, both written in the
+ * transaction that sends the append: after a crash or restore, appends resume where the committed
+ * ones ended, none lost and none doubled. What was armed and not sent is found again on the first
+ * tick after the task starts, which arms every open streaming item.
  */
 final class ItemAppends {
 
     private final ProcessorContext<String, byte[]> context;
     private final TopologyConfig config;
-    private final DeadlineQueue deadlines;
     private final ItemBuffer buffer;
+    /** Item keys with text not sent yet, and when each was armed. */
+    private final Map<String, Long> armed = new HashMap<>();
 
-    ItemAppends(ProcessorContext<String, byte[]> context, TopologyConfig config, DeadlineQueue deadlines, ItemBuffer buffer) {
+    ItemAppends(ProcessorContext<String, byte[]> context, TopologyConfig config, ItemBuffer buffer) {
         this.context = context;
         this.config = config;
-        this.deadlines = deadlines;
         this.buffer = buffer;
     }
 
-    /** The item gained text: arms its append for the next tick unless armed. Returns whether the item changed. */
-    boolean textAdded(String itemKey, ItemState item) {
-        if (!item.emitsWhileStreaming() || item.appendDueMs != 0) {
-            return false;
+    /** The item gained text: arms its append for the next tick unless armed. */
+    void textAdded(String itemKey, ItemState item) {
+        if (item.emitsWhileStreaming()) {
+            armed.putIfAbsent(itemKey, context.currentSystemTimeMs());
         }
-        item.appendDueMs = context.currentSystemTimeMs();
-        deadlines.schedule(item.appendDueMs, Kind.APPEND, itemKey);
-        return true;
     }
 
-    /** The item's append is due: sends the text it gained since the last one. */
-    void sendPending(TurnState turn, ItemState item) {
-        item.appendDueMs = 0;
+    /**
+     * The armed item keys, disarmed, by arming time and then key (the order appends always had): the
+     * tick sends each of them ({@link #sendPending}).
+     */
+    List<String> takeArmed() {
+        List<String> due = armed.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .map(Map.Entry::getKey)
+                .toList();
+        armed.clear();
+        return due;
+    }
+
+    /** Sends the text the item gained since the last append; returns whether the item's cursor moved. */
+    boolean sendPending(TurnState turn, ItemState item) {
         Tail tail = buffer.tail(item.handle, new Cursor(item.appendedChunk, item.appendedChars));
+        boolean moved = tail.end().chunk() != item.appendedChunk || tail.end().chars() != item.appendedChars;
         item.appendedChunk = tail.end().chunk();
         item.appendedChars = tail.end().chars();
         send(turn, item, tail.text());
+        return moved;
     }
 
     /**
@@ -56,19 +71,21 @@ final class ItemAppends {
      * so the last append always ends where the completed upsert's content ends.
      */
     void sendRest(String itemKey, TurnState turn, ItemState item, String content) {
-        disarm(itemKey, item);
+        disarm(itemKey);
         if (!item.emitsWhileStreaming() || content.codePointCount(0, content.length()) <= item.appendedCodePoints) {
             return;
         }
         send(turn, item, content.substring(content.offsetByCodePoints(0, Math.toIntExact(item.appendedCodePoints))));
     }
 
-    /** Cancels the item's armed append, if any. */
-    void disarm(String itemKey, ItemState item) {
-        if (item.appendDueMs != 0) {
-            deadlines.cancel(item.appendDueMs, Kind.APPEND, itemKey);
-            item.appendDueMs = 0;
-        }
+    /** Forgets the item's armed append, if any. */
+    void disarm(String itemKey) {
+        armed.remove(itemKey);
+    }
+
+    /** Forgets every armed append; called when the task (re)initialises. */
+    void forget() {
+        armed.clear();
     }
 
     private void send(TurnState turn, ItemState item, String text) {

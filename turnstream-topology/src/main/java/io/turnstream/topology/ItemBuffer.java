@@ -7,11 +7,21 @@ import java.util.Map;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
- * The accumulated content of open items, kept as append-only chunks: each delta is written once,
- * under a short (item handle, chunk number) key, and the full content is rebuilt only when an item emits.
- * The changelog therefore carries each delta once instead of the whole content per delta.
+ * The accumulated content of open items, kept as append-only chunks under a short (item handle, chunk
+ * number) key; the full content is rebuilt only when an item emits. The deltas an item gains between
+ * two commits go into one chunk, rewritten as it grows: the store's record cache keeps the rewrites in
+ * memory, and when the cache writes the chunk (at the commit, or when it evicts it) the chunk is closed,
+ * so the changelog carries one record per item and commit instead of one per delta (profiled: the
+ * per-delta store write and its changelog record were the largest cost of a delta). A chunk also
+ * closes at {@value #MAX_CHUNK_CHARS} chars, so a burst never rewrites a long one. Without a record
+ * cache every chunk holds one delta.
+ *
+ * <p>The cache tells what it wrote through its flush listener, which Kafka Streams exposes on the
+ * store only through its internal {@code WrappedStateStore}; all Kafka artifacts are pinned to one
+ * version, and the topology tests (TopologyTestDriver commits after every record) check the result.
  *
  * <p>Chunk counts and code-point totals are cached in memory, and, once an item's {@link #tail} has
  * been read, the text added after it, so the next tail needs no read. The cache is derived from the
@@ -26,11 +36,19 @@ final class ItemBuffer {
      */
     private static final byte CODE_UNITS = 1;
 
+    /** Longest chunk, in UTF-16 chars, that further deltas are added to. */
+    static final int MAX_CHUNK_CHARS = 512;
+
     private final KeyValueStore<Bytes, byte[]> chunks;
     private final Map<Long, Stats> stats = new HashMap<>();
+    /** Whether the store has a record cache that reports its writes, so chunks can stay open. */
+    private final boolean coalescing;
 
+    @SuppressWarnings("unchecked")
     ItemBuffer(KeyValueStore<Bytes, byte[]> chunks) {
         this.chunks = chunks;
+        this.coalescing = chunks instanceof WrappedStateStore<?, ?, ?> wrapped
+                && ((WrappedStateStore<?, Bytes, byte[]>) wrapped).setFlushListener(written -> chunkWritten(written.key()), false);
     }
 
     void append(long handle, String delta) {
@@ -38,10 +56,33 @@ final class ItemBuffer {
             return;
         }
         Stats s = stats(handle);
-        chunks.put(chunkKey(handle, s.chunks), encode(delta));
+        if (s.open == null || s.open.length() + delta.length() > MAX_CHUNK_CHARS) {
+            s.open = new StringBuilder();
+            s.chunks++;
+        }
+        s.open.append(delta);
+        s.lastChunkLength = s.open.length();
         s.add(delta);
+        chunks.put(chunkKey(handle, s.chunks - 1), encode(s.open));
+        if (!coalescing) {
+            s.open = null;
+        }
         if (s.unsent != null) {
             s.unsent.append(delta);
+        }
+    }
+
+    /** The record cache wrote this chunk to the store and its changelog: it takes no more deltas. */
+    private void chunkWritten(Bytes key) {
+        byte[] bytes = key.get();
+        int length = bytes[0];
+        long handle = 0;
+        for (int i = 1; i <= length; i++) {
+            handle = handle << 8 | (bytes[i] & 0xFF);
+        }
+        Stats s = stats.get(handle);
+        if (s != null) {
+            s.open = null;
         }
     }
 
@@ -114,7 +155,12 @@ final class ItemBuffer {
     private Stats rebuild(long handle) {
         Stats s = new Stats();
         try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
-            it.forEachRemaining(chunk -> s.add(decode(chunk.value)));
+            it.forEachRemaining(chunk -> {
+                String text = decode(chunk.value);
+                s.chunks++;
+                s.lastChunkLength = text.length();
+                s.add(text);
+            });
         }
         return s;
     }
@@ -143,15 +189,31 @@ final class ItemBuffer {
         }
     }
 
-    private static byte[] encode(String delta) {
-        boolean wellFormed = delta.codePoints().noneMatch(c -> c >= Character.MIN_SURROGATE && c <= Character.MAX_SURROGATE);
-        if (wellFormed) {
-            byte[] text = delta.getBytes(StandardCharsets.UTF_8);
-            return ByteBuffer.allocate(text.length + 1).put(UTF_8).put(text).array();
+    private static byte[] encode(CharSequence chunk) {
+        if (!hasLoneSurrogate(chunk)) {
+            byte[] text = chunk.toString().getBytes(StandardCharsets.UTF_8);
+            byte[] value = new byte[text.length + 1];
+            value[0] = UTF_8;
+            System.arraycopy(text, 0, value, 1, text.length);
+            return value;
         }
-        ByteBuffer units = ByteBuffer.allocate(1 + 2 * delta.length()).put(CODE_UNITS);
-        delta.chars().forEach(c -> units.putChar((char) c));
+        ByteBuffer units = ByteBuffer.allocate(1 + 2 * chunk.length()).put(CODE_UNITS);
+        for (int i = 0; i < chunk.length(); i++) {
+            units.putChar(chunk.charAt(i));
+        }
         return units.array();
+    }
+
+    private static boolean hasLoneSurrogate(CharSequence text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String decode(byte[] value) {
@@ -174,15 +236,16 @@ final class ItemBuffer {
     private static final class Stats {
         int chunks;
         int lastChunkLength;
+        /** The text of the last chunk while it takes deltas; null once closed. */
+        StringBuilder open;
         long codePoints;
         boolean endsWithHighSurrogate;
         /** Where the last tail read ended, and the text added since; null until a tail is read. */
         Cursor unsentFrom;
         StringBuilder unsent;
 
+        /** Counts the code points of text added at the end. */
         void add(String delta) {
-            chunks++;
-            lastChunkLength = delta.length();
             codePoints += delta.codePointCount(0, delta.length());
             if (endsWithHighSurrogate && Character.isLowSurrogate(delta.charAt(0))) {
                 codePoints--;

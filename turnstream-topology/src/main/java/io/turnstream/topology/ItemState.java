@@ -32,8 +32,6 @@ final class ItemState {
     /** Where the sent text ends in the item's chunks (see {@link ItemBuffer.Cursor}). */
     int appendedChunk;
     int appendedChars;
-    /** When the next append is due (the next punctuation), or 0 when the item has nothing unsent. */
-    long appendDueMs;
 
     /** Messages and reasoning stream ({@code created}, {@code updated}); other items emit once when done. */
     boolean streams() {

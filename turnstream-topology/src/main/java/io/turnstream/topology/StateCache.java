@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -54,6 +55,13 @@ final class StateCache<V> {
     void delete(String key) {
         store.put(key, null);
         objects.remove(key);
+    }
+
+    /** Every key and value in the store, in key order: a full scan, objects from the cache. Iterators are closed. */
+    void forEach(BiConsumer<String, V> action) {
+        try (KeyValueIterator<String, V> it = store.all()) {
+            it.forEachRemaining(entry -> action.accept(entry.key, objects.computeIfAbsent(entry.key, key -> entry.value)));
+        }
     }
 
     /** Every value whose key starts with {@code prefix}, in key order: a range scan of the store, objects from the cache. */

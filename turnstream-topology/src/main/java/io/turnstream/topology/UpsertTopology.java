@@ -1,8 +1,10 @@
 package io.turnstream.topology;
 
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
@@ -40,8 +42,8 @@ public final class UpsertTopology {
         topology.addProcessor(UPSERT_PROCESSOR, () -> new UpsertProcessor(config), RAW_EVENTS_SOURCE);
         topology.addStateStore(store(TURNS_STORE, StateSerde.of(TurnState.class)), UPSERT_PROCESSOR);
         topology.addStateStore(store(ITEMS_STORE, StateSerde.of(ItemState.class)), UPSERT_PROCESSOR);
-        topology.addStateStore(bytesStore(CHUNKS_STORE), UPSERT_PROCESSOR);
-        topology.addStateStore(bytesStore(DEADLINES_STORE), UPSERT_PROCESSOR);
+        topology.addStateStore(bytesStore(CHUNKS_STORE).withCachingEnabled(), UPSERT_PROCESSOR);
+        topology.addStateStore(bytesStore(DEADLINES_STORE).withCachingDisabled(), UPSERT_PROCESSOR);
         topology.addSink(UPSERTS_SINK, config.topics().upserts(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
         topology.addSink(ITEM_STATE_SINK, config.topics().itemState(), Serdes.String().serializer(),
@@ -61,9 +63,12 @@ public final class UpsertTopology {
                 .withCachingEnabled();
     }
 
-    /** Chunks and deadlines are written once per key: a cache would only delay them. */
-    private static StoreBuilder<?> bytesStore(String name) {
+    /**
+     * A persistent store of raw bytes. Chunks are cached, since a chunk is rewritten as it grows within a
+     * tick (see {@link ItemBuffer}); deadlines are written once per key, so a cache would only delay them.
+     */
+    private static StoreBuilder<KeyValueStore<Bytes, byte[]>> bytesStore(String name) {
         KeyValueBytesStoreSupplier supplier = Stores.persistentKeyValueStore(name);
-        return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray()).withCachingDisabled();
+        return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray());
     }
 }

@@ -16,10 +16,12 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.Settings;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -262,6 +264,19 @@ class UpsertBehaviourTest {
                 changelogBytes, (double) changelogBytes / contentBytes, contentBytes, perStore);
         assertThat(changelogBytes).isLessThan(3 * contentBytes);
         assertThat(itemUpserts(topology.upserts())).last().extracting(UIUpsert::content).isEqualTo(content.toString());
+    }
+
+    @Test
+    void eventIdsAreTheNameBasedUuidsOfTurnIdAndSeq() {
+        topology.send("run-1", responseStart("turn-1", "anthropic"));
+        topology.send("run-1", itemStart("msg", "message"));
+        topology.send("run-1", delta("msg", "An answer long enough to emit while it streams."));
+        topology.send("run-1", done("msg"));
+        topology.send("run-1", responseDone("complete"));
+
+        assertThat(topology.upserts()).hasSizeGreaterThan(2).allSatisfy(envelope -> assertThat(envelope.eventId())
+                .isEqualTo(UUID.nameUUIDFromBytes((envelope.turnId() + "#" + envelope.seq())
+                        .getBytes(StandardCharsets.UTF_8)).toString()));
     }
 
     private static List<UIUpsert> itemUpserts(List<UpsertEnvelope> envelopes) {
