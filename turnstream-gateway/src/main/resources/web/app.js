@@ -153,9 +153,28 @@ function turnView(turnId) {
     if (t.error) section.append(el("div", "item error", `${t.error.code}: ${t.error.message}`));
   }
 
+  // A status never ends the turn. Before a retry or a fallback the failed attempt's open items were
+  // withdrawn (item_cancelled gets no upsert): the items still streaming are dropped.
+  function bindStatus(s) {
+    if (s.type === "tool_status") {
+      const call = s.callId && section.querySelector(`.tool_call[data-call-id="${CSS.escape(s.callId)}"]`);
+      if (call) call.dataset.status = s.status;
+      return;
+    }
+    if (s.status === "retrying" || s.status === "fallback") {
+      section.querySelectorAll(".item.streaming.message, .item.streaming.reasoning").forEach((node) => node.remove());
+    }
+    const status = head.querySelector(".turn-status");
+    status.textContent = s.status === "retrying" ? `retrying (attempt ${s.attempt} in ${s.delayMs} ms)`
+      : s.status === "fallback" ? `fell back to ${s.toModel}`
+      : s.status === "stalled" || s.status === "compacting" ? s.status : "running";
+    status.className = "turn-status running";
+  }
+
   return {
     bind(envelope) {
       if (envelope.payloadType === "item_upsert") bindItem(envelope.payload);
+      else if (envelope.payloadType === "status") bindStatus(envelope.payload);
       else bindTurnEvent(envelope.payload);
     },
     append: bindAppend,

@@ -25,6 +25,7 @@ import io.turnstream.runtime.TestCluster;
 import io.turnstream.runtime.TurnstreamProcess;
 import io.turnstream.runtime.UpsertLog;
 import io.turnstream.tools.Tool;
+import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolExecutorService;
@@ -116,8 +117,10 @@ class GatewayTakeoverTest {
                 StreamsService.Options.from(topologySettings, -1));
         tools = new ToolExecutorService(settings
                 .with(ToolExecutorConfig.WORKSPACE, Files.createDirectories(dir.resolve("workspace")).toString())
-                .with(ToolExecutorConfig.PREFIX + "group-id", "takeover-tools"),
-                ToolRegistry.of(List.of(new RecordingTool("file_note", false), new RecordingTool("hold", true))))
+                .with(ToolExecutorConfig.PREFIX + "group-id", "takeover-tools")
+                .with(ToolApprovals.PREFIX + "approved_note", "ask"),
+                ToolRegistry.of(List.of(new RecordingTool("file_note", false), new RecordingTool("hold", true),
+                        new RecordingTool("approved_note", false))))
                 .start();
         provider = SimulatedAnthropicServer.start(0, GatewayTakeoverTest::script, 40);
         rawEvents = new CommittedReader(cluster.bootstrapServers(), Topics.DEFAULTS.rawEvents());
@@ -167,7 +170,7 @@ class GatewayTakeoverTest {
         }
         String prompt = request.lastUserText();
         int call = modelCalls.computeIfAbsent(prompt, p -> new AtomicInteger()).incrementAndGet();
-        String tool = prompt.startsWith("hold") ? "hold" : "file_note";
+        String tool = prompt.startsWith("hold") ? "hold" : prompt.startsWith("approve") ? "approved_note" : "file_note";
         return SimulatedReply.answer()
                 .thinking("A note has to be filed first.")
                 .text(STEP_ONE_TEXT)
@@ -231,6 +234,26 @@ class GatewayTakeoverTest {
     }
 
     @Test
+    void ownerKilledWhileACallAwaitsApprovalTheOtherGatewayShowsItAwaitingAndTheDecisionRunsIt() throws Exception {
+        Started turn = startTurn(gateways.get(0), "approve the note, then the gateway dies");
+        Gateway owner = awaitOwner(turn);
+        awaitEvents(turn, events -> toolStatuses(events, "awaiting_approval") == 1);
+
+        owner.process().kill();
+
+        await().atMost(TAKEOVER_BOUND).until(() -> other(owner).process().stderr()
+                .contains("turn resumed at step 2: run " + turn.runId()));
+        awaitEvents(turn, events -> toolStatuses(events, "awaiting_approval") == 2);
+        String callId = events(turn).stream().filter(p -> p instanceof StreamPayload.ToolStatus)
+                .map(p -> ((StreamPayload.ToolStatus) p).callId()).findFirst().orElseThrow();
+        assertThat(toolRunsOf(turn)).as("not run before the decision").isEmpty();
+        HttpResponse<String> decision = post(other(owner), "/v1/turns/" + turn.turnId() + "/tool-calls/" + callId
+                + "/approval", "{\"approved\": true}");
+        assertThat(decision.statusCode()).as(decision.body()).isEqualTo(202);
+        assertCompletedAsTheProviderSent(turn, awaitTerminal(turn, TIMEOUT));
+    }
+
+    @Test
     void cancelSentToTheGatewayThatDoesNotRunTheTurnStopsIt() throws Exception {
         Started turn = startTurn(gateways.get(0), "cancel me from elsewhere");
         Gateway owner = awaitOwner(turn);
@@ -275,6 +298,19 @@ class GatewayTakeoverTest {
                 && ItemTypes.ORIGIN_AGENT.equals(u.origin())).map(e -> ((UIUpsert) e.payload()).content()))
                 .as("completed agent messages on llm.upserts").contains(STEP_ONE_TEXT, FINAL_ANSWER);
         assertThat(deadLetters.poll()).as("dead letters").noneMatch(r -> turn.runId().equals(r.key()));
+        assertUsageCountedOnce(events);
+    }
+
+    /** The turn's usage is the sum of its completed steps', whichever gateway ran them: nothing counted twice. */
+    private static void assertUsageCountedOnce(List<StreamPayload> events) {
+        List<StreamPayload.Usage> steps = events.stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus status && "step_completed".equals(status.status()))
+                .map(p -> ((StreamPayload.TurnStatus) p).usage()).toList();
+        StreamPayload.Usage total = ((StreamPayload.ResponseDone) events.get(events.size() - 1)).usage();
+        assertThat(steps).as("one step_completed per step").hasSize(2);
+        assertThat(total.promptTokens()).isEqualTo(steps.stream().mapToLong(StreamPayload.Usage::promptTokens).sum());
+        assertThat(total.completionTokens())
+                .isEqualTo(steps.stream().mapToLong(StreamPayload.Usage::completionTokens).sum());
     }
 
     // ---- helpers ----
@@ -295,7 +331,7 @@ class GatewayTakeoverTest {
 
     private static Started startTurn(Gateway gateway, String prompt) throws Exception {
         String body = Json.toString(Map.of("provider", "anthropic", "model", "sim-model", "prompt", prompt,
-                "tools", List.of(Map.of("name", "file_note"), Map.of("name", "hold"))));
+                "tools", List.of(Map.of("name", "file_note"), Map.of("name", "hold"), Map.of("name", "approved_note"))));
         HttpResponse<String> response = post(gateway, "/v1/turns", body);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         JsonNode json = Json.fromString(response.body(), JsonNode.class);
@@ -328,11 +364,16 @@ class GatewayTakeoverTest {
                         || p instanceof StreamPayload.ResponseError));
     }
 
-    /** Deltas of the agent's messages: the model is past its thinking and streams text. */
+    private static long toolStatuses(List<StreamPayload> events, String status) {
+        return events.stream().filter(p -> p instanceof StreamPayload.ToolStatus tool && status.equals(tool.status()))
+                .count();
+    }
+
     private static List<String> toolRunsOf(Started turn) {
         return toolRuns.getOrDefault(turn.turnId(), List.of());
     }
 
+    /** Deltas of the agent's messages: the model is past its thinking and streams text. */
     private static long textDeltasOf(List<StreamPayload> events) {
         Set<String> messages = events.stream()
                 .filter(p -> p instanceof StreamPayload.ItemStart start && ItemTypes.MESSAGE.equals(start.itemType()))

@@ -25,9 +25,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -78,12 +80,12 @@ final class AgentLoop implements Runnable {
     private final GatewayMetrics metrics;
     private final GatewayConfig config;
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
-    private final TurnStatusReporter status = new TurnStatusReporter(this::publish);
+    private final TurnStatusReporter reporter = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
-    private String model;
-    private long promptTokens;
-    private long completionTokens;
-    private boolean usageReported;
+    private final StepRetry retry;
+    private final MaxTokensContinuation continuation;
+    private final UsageLedger usage;
+    private final ContextManager context;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -96,8 +98,13 @@ final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.model = progress.model();
-        addUsage(progress.usage());
+        this.usage = new UsageLedger(config.prices(), progress.usage());
+        this.continuation = new MaxTokensContinuation(progress.continuations());
+        this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
+                calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
+                        "aborted: the model call failed and was made again")));
+        this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
+                this::publish, active.cancel, usage::add, metrics);
     }
 
     @Override
@@ -123,8 +130,8 @@ final class AgentLoop implements Runnable {
                 count(status);
                 registry.finish(turn.turnId(), status);
             }
-            LOG.info("turn finished: status {} after {} ms, usage {}/{} tokens", status,
-                    (System.nanoTime() - started) / 1_000_000, promptTokens, completionTokens);
+            LOG.info("turn finished: status {} after {} ms, usage {}", status,
+                    (System.nanoTime() - started) / 1_000_000, usage.total());
             MDC.remove("turnId");
             MDC.remove("traceId");
         }
@@ -133,11 +140,11 @@ final class AgentLoop implements Runnable {
     private String steps() throws TurnEnded {
         if (progress.started()) {
             LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
-                    turn.runId(), turn.threadId(), turn.provider().name(), model);
+                    turn.runId(), turn.threadId(), turn.provider().name(), retry.model());
         } else {
             LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
-                    turn.threadId(), turn.provider().name(), model, turn.maxSteps());
-            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, model,
+                    turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
+            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
                     turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
         }
         publishUserPrompt();
@@ -150,21 +157,25 @@ final class AgentLoop implements Runnable {
         if (awaiting != null) {
             conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
         }
-        for (int step = progress.nextStep(); step <= turn.maxSteps(); step++) {
+        for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
                 throw new TurnEnded(HANDED_OVER);
             }
-            StepOutcome outcome = callModel(step, conversation);
-            addUsage(outcome.usage());
+            int current = step;
+            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            Usage stepUsage = usage.add(retry.model(), outcome.usage());
+            if (stepUsage != null && outcome.status() == StepOutcome.Status.COMPLETE) {
+                reporter.stepCompleted(step, retry.model(), stepUsage);
+            }
             ensurePublishing();
             switch (outcome.status()) {
                 case ABORTED -> {
-                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(), abortedCall());
+                    abandon(outcome.toolCalls(), abortedCall());
                     throw aborted();
                 }
                 case ERROR -> {
-                    endUnanswered(step, outcome.toolCalls(), outcome.toolCalls(), Map.of(),
-                            new UnansweredCall(ToolStatus.ABORTED, outcome.error(), "aborted: the model call failed"));
+                    abandon(outcome.toolCalls(), new UnansweredCall(ToolStatus.ABORTED, outcome.error(),
+                            "aborted: the model call failed"));
                     publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
                     return StepOutcome.Status.ERROR.wire();
                 }
@@ -175,7 +186,13 @@ final class AgentLoop implements Runnable {
             LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
-            producer.stepDone(step, TurnProgress.checkpoint(model, usage(), outcome));
+            boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), outcome, continued));
+            if (continued) {
+                LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
+                continue;
+            }
             if (outcome.toolCalls().isEmpty()) {
                 return done(outcome.finishReason());
             }
@@ -186,14 +203,14 @@ final class AgentLoop implements Runnable {
     }
 
     private String done(String finishReason) {
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage(), finishReason,
-                model));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage.total(), finishReason,
+                retry.model()));
         return StepOutcome.Status.COMPLETE.wire();
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage(), null, model));
+        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage.total(), null, retry.model()));
         return new TurnEnded(StepOutcome.Status.ABORTED.wire());
     }
 
@@ -211,67 +228,6 @@ final class AgentLoop implements Runnable {
     }
 
     /**
-     * One model call, retried on transient failures only while nothing of the step has been
-     * published; on overload, switched once to the fallback model when there is one.
-     */
-    private StepOutcome callModel(int step, Conversation conversation) {
-        StepItems items = new StepItems(turn.runId() + "-s" + step, turn.provider().name(), this::publish);
-        TurnProgress.Interrupted interrupted = progress.interrupted();
-        if (interrupted != null && interrupted.step() == step) {
-            LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
-            items = StepItems.resumed(turn.runId() + "-s" + step, turn.provider().name(), this::publish,
-                    interrupted.nextItem(), interrupted.open());
-            items.withdraw();
-        }
-        for (int attempt = 1; ; attempt++) {
-            ModelRequest request = new ModelRequest(model, turn.system(), conversation.entries(), turn.tools(),
-                    config.maxTokens(), config.thinkingBudget());
-            metrics.increment(Counter.MODEL_CALLS);
-            status.callStarting(attempt);
-            StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
-                    active.cancel);
-            if (outcome.status() != StepOutcome.Status.ERROR) {
-                return outcome;
-            }
-            metrics.increment(Counter.PROVIDER_ERRORS);
-            if (ErrorCodes.STREAM_STALLED.equals(outcome.error().code())) {
-                metrics.increment(Counter.STALLS);
-                status.stalled(outcome.error());
-            }
-            LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, attempt, model, outcome.error().code(),
-                    outcome.error().message());
-            if (!outcome.canRetry() || active.cancel.isCancelled()) {
-                return outcome;
-            }
-            String fallback = turn.fallbackModel();
-            if (outcome.overloaded() && fallback != null && !fallback.equals(model)) {
-                LOG.warn("model {} is overloaded; falling back to {} for the rest of the turn", model, fallback);
-                metrics.increment(Counter.FALLBACKS);
-                status.fallback(model, fallback, outcome.error());
-                model = fallback;
-                continue;
-            }
-            if (attempt >= config.retry().maxAttempts()) {
-                LOG.warn("giving up on step {} after {} attempts", step, attempt);
-                return outcome;
-            }
-            Duration delay = config.retry().delay(attempt, outcome.retryAfter());
-            if (delay == null) {
-                LOG.warn("the provider asks to retry after {} s, longer than the {} s we wait; giving up",
-                        outcome.retryAfter().toSeconds(), config.retry().maxDelay().toSeconds());
-                return outcome;
-            }
-            metrics.increment(Counter.RETRIES);
-            status.retrying(attempt + 1, delay, outcome.error());
-            LOG.warn("retrying step {} in {} ms (retry {} of {})", step, delay.toMillis(), attempt,
-                    config.retry().maxAttempts() - 1);
-            if (active.cancel.sleep(delay)) {
-                return StepOutcome.abortedBeforeStream();
-            }
-        }
-    }
-
-    /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
      * arrives, and each call's lifecycle (pending, running when the executor says it started,
      * completed or error); returns them in call order for the next request. A call that will get no
@@ -284,14 +240,17 @@ final class AgentLoop implements Runnable {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
         calls.stream().filter(call -> !published.containsKey(call.callId()))
                 .forEach(call -> pending.put(call, active.result(call.callId())));
-        pending.keySet().forEach(status::toolPending);
+        pending.keySet().forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
+        Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
         long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
                     .forEach(call -> waitingFor.add(active.started(call.callId())));
+            pending.keySet().stream().filter(call -> !awaitingApproval.contains(call.callId()))
+                    .forEach(call -> waitingFor.add(active.awaitingApproval(call.callId())));
             waitingFor.add(active.cancel.future());
             waitingFor.add(active.handover);
             try {
@@ -326,12 +285,16 @@ final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
-                    outputs.put(call.callId(), publishOutput(step, calls.indexOf(call), call, result));
-                    status.toolFinished(call, result);
+                    outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
+                    reporter.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
                     long at = active.started(call.callId()).join();
                     startedAt.put(call.callId(), at);
-                    status.toolRunning(call, at);
+                    awaitingApproval.add(call.callId());
+                    reporter.toolRunning(call, at);
+                } else if (!awaitingApproval.contains(call.callId()) && active.awaitingApproval(call.callId()).isDone()) {
+                    awaitingApproval.add(call.callId());
+                    reporter.toolAwaitingApproval(call);
                 }
             }
         }
@@ -353,17 +316,27 @@ final class AgentLoop implements Runnable {
     /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
     private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
                                Map<String, Long> startedAt, UnansweredCall why) {
-        long now = System.currentTimeMillis();
         for (ToolCallRequest call : List.copyOf(unanswered)) {
-            Long started = startedAt.get(call.callId());
-            publishOutput(step, calls.indexOf(call), call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
-                    TextNode.valueOf(why.output()), why.error(), started == null ? 0 : started, now));
-            status.toolEnded(call, why.status(), started, why.error());
+            endWithoutResult(outputId(step, calls.indexOf(call)), call, startedAt.get(call.callId()), why);
         }
     }
 
-    private Conversation.ToolOutput publishOutput(int step, int index, ToolCallRequest call, ToolResult result) {
-        String id = turn.runId() + "-s" + step + "-out" + index;
+    /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
+    private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
+        calls.forEach(call -> endWithoutResult(call.itemId() + "-out", call, null, why));
+    }
+
+    private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
+        publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
+                TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, System.currentTimeMillis()));
+        reporter.toolEnded(call, why.status(), startedAt, why.error());
+    }
+
+    private String outputId(int step, int index) {
+        return turn.runId() + "-s" + step + "-out" + index;
+    }
+
+    private Conversation.ToolOutput publishOutput(String id, ToolCallRequest call, ToolResult result) {
         String name = result.toolName() != null ? result.toolName() : call.name();
         JsonNode output = result.output();
         String errorText = result.error() == null ? null : result.error().code() + ": " + result.error().message();
@@ -408,18 +381,6 @@ final class AgentLoop implements Runnable {
         }
     }
 
-    private void addUsage(Usage usage) {
-        if (usage != null) {
-            usageReported = true;
-            promptTokens += usage.promptTokens();
-            completionTokens += usage.completionTokens();
-        }
-    }
-
-    /** The turn's usage: every step's, summed. */
-    private Usage usage() {
-        return usageReported ? new Usage(promptTokens, completionTokens, promptTokens + completionTokens) : null;
-    }
 
     private void count(String status) {
         if (StepOutcome.Status.COMPLETE.wire().equals(status)) {

@@ -65,6 +65,7 @@ public final class Gateway implements AutoCloseable {
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
+    private final ApprovalDecisions approvals = new ApprovalDecisions();
     private final StallWatchdog watchdog = new StallWatchdog();
     private final AtomicInteger turnThreads = new AtomicInteger();
     private final ExecutorService turns = Executors.newCachedThreadPool(r -> {
@@ -110,12 +111,13 @@ public final class Gateway implements AutoCloseable {
         ToolCatalog startedTools = null;
         try {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
-            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, metrics);
+            startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, approvals, metrics);
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
             routes.add(new TurnsApi(this));
+            routes.add(new ApprovalsApi(this));
             routes.add(new TurnEventsApi(startedViews));
             routes.add(new ChatApi(this));
             routes.addAll(extraRoutes);
@@ -282,6 +284,7 @@ public final class Gateway implements AutoCloseable {
                     } else {
                         if (resume) {
                             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
+                            approvals.showAwaiting(turn.turnId(), progress, active);
                         }
                         new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client,
                                 metrics, config).run();
@@ -325,6 +328,36 @@ public final class Gateway implements AutoCloseable {
             throw new ApiError(503, "the cancel could not be sent (Kafka is unavailable); try again");
         }
         return CancelOutcome.CANCELLING;
+    }
+
+    /**
+     * A person's decision on a tool call awaiting approval: published to the control topic unless a
+     * decision already stands, then answered with the decision that stands, which is the first one
+     * after the executor asked (see {@link ApprovalDecisions}); repeating a request changes nothing.
+     *
+     * @throws ApiError 404 when the call is not awaiting approval (after the unknown-turn grace), 503 when
+     *                  the decision cannot be published or is not seen back in time
+     */
+    public ApprovalDecisions.Decision decideApproval(String turnId, String callId, boolean approved, String reason) {
+        ApprovalDecisions.Round round = approvals.round(turnId, callId);
+        try {
+            try {
+                round.asked.get(config.security().unknownTurnGrace().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                throw ApiError.notFound("no tool call " + callId + " of turn " + turnId + " is awaiting approval");
+            }
+            if (!round.decision.isDone()) {
+                producer.control(ControlMessage.approval(turnId, callId, approved, reason))
+                        .get(ApprovalDecisions.CONFIRM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            return round.decision.get(ApprovalDecisions.CONFIRM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "interrupted while publishing the decision");
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("cannot publish the approval decision on call {} of turn {}: {}", callId, turnId, e.getMessage());
+            throw new ApiError(503, "the decision could not be published or confirmed in time; send it again");
+        }
     }
 
     /** The tools a turn that names none is offered: what the tool executors published (see {@link ToolCatalog}). */

@@ -17,7 +17,8 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                             Duration stallTimeout, RetryPolicy retry, String fallbackModel,
                             Duration toolResultTimeout, int maxConcurrentTurns,
                             double simulatedTokensPerSecond, int simulatedAnswerTokens, SecurityConfig security,
-                            String managementHost, int managementPort) {
+                            String managementHost, int managementPort, PriceTable prices,
+                            CompactionConfig compaction) {
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final int DEFAULT_PORT = 8080;
@@ -45,7 +46,9 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS),
                 SecurityConfig.from(settings, System.getenv()),
                 settings.get(PREFIX + "management.host", host),
-                (int) settings.getLong(MANAGEMENT_PORT, 0));
+                (int) settings.getLong(MANAGEMENT_PORT, 0),
+                PriceTable.from(settings),
+                CompactionConfig.from(settings));
     }
 
     private static double tokensPerSecond(Settings settings) {

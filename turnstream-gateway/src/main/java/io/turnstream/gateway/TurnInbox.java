@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What Kafka tells the gateway's running turns: tool results ({@code llm.tool-results}), cancel
- * commands and the tool executor's start markers ({@code llm.control}). Every gateway instance must see the results of its own turns,
+ * commands, the tool executor's start markers and approval asks and decisions ({@code llm.control}). Every gateway instance must see the results of its own turns,
  * wherever their partition is, so this consumer is assigned every partition of both topics (no
  * consumer group) and starts at their end: a gateway only waits for results of calls its running
  * turns made. New partitions are picked up periodically.
@@ -27,14 +27,16 @@ final class TurnInbox implements AutoCloseable {
     private final Topics topics;
     private final WireFormat format;
     private final TurnRegistry registry;
+    private final ApprovalDecisions approvals;
     private final GatewayMetrics metrics;
     private final TopicReader reader;
 
     TurnInbox(Properties kafkaProperties, Topics topics, WireFormat format, TurnRegistry registry,
-              GatewayMetrics metrics) {
+              ApprovalDecisions approvals, GatewayMetrics metrics) {
         this.topics = topics;
         this.format = format;
         this.registry = registry;
+        this.approvals = approvals;
         this.metrics = metrics;
         this.reader = new TopicReader("turnstream-gateway-inbox", kafkaProperties,
                 List.of(topics.toolResults(), topics.control()), TopicReader.Start.END, this::dispatch);
@@ -66,6 +68,12 @@ final class TurnInbox implements AutoCloseable {
                     LOG.info("turn {} cancelled through {}: {}", turnId, topics.control(), command.reason());
                 } else if (ControlMessage.TOOL_STARTED.equals(command.type()) && command.at() != null) {
                     registry.toolStarted(turnId, command.callId(), command.at());
+                } else if (ControlMessage.APPROVAL_REQUESTED.equals(command.type()) && command.callId() != null) {
+                    approvals.asked(turnId, command.callId());
+                    registry.approvalRequested(turnId, command.callId());
+                } else if (ControlMessage.APPROVAL.equals(command.type()) && command.callId() != null
+                        && command.approved() != null) {
+                    approvals.decided(turnId, command.callId(), command.approved(), command.reason());
                 }
             }
         } catch (IOException | RuntimeException e) {

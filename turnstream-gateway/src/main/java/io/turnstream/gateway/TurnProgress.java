@@ -38,10 +38,11 @@ import java.util.Set;
  * @param interrupted the step that was streaming, to withdraw, else null
  * @param finishReason set when the last checkpointed step was the final one
  * @param endedStatus set when the turn already ended ({@code complete}, {@code error}, {@code aborted})
+ * @param continuations how many steps were continued after the output token limit
  */
 record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, List<Conversation.Entry> completed,
                     int nextStep, String model, Usage usage, Awaiting awaiting, Interrupted interrupted,
-                    String finishReason, String endedStatus) {
+                    String finishReason, String endedStatus, int continuations) {
 
     /**
      * A step whose tool calls are waiting for results.
@@ -61,11 +62,16 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
     }
 
     static TurnProgress fresh(String model) {
-        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null);
+        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, 0);
     }
 
-    /** What the checkpoint of a completed step holds. */
-    static ObjectNode checkpoint(String model, Usage usage, StepOutcome outcome) {
+    /**
+     * What the checkpoint of a completed step holds.
+     *
+     * @param usage the turn's usage up to and with this step
+     * @param continued the step stopped at the output token limit and the model is asked to go on
+     */
+    static ObjectNode checkpoint(String model, Usage usage, StepOutcome outcome, boolean continued) {
         ObjectNode json = Json.MAPPER.createObjectNode().put("model", model);
         if (usage != null) {
             json.set("usage", Json.MAPPER.valueToTree(usage));
@@ -74,6 +80,9 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
         json.set("toolCalls", Json.MAPPER.valueToTree(outcome.toolCalls()));
         if (outcome.finishReason() != null) {
             json.put("finishReason", outcome.finishReason());
+        }
+        if (continued) {
+            json.put("continued", true);
         }
         return json;
     }
@@ -118,6 +127,7 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
         Awaiting awaiting = null;
         String finishReason = null;
         int lastStep = 0;
+        int continuations = 0;
         for (TurnRequestRecord record : steps) {
             JsonNode checkpoint = record.checkpoint();
             lastStep = record.step().intValue();
@@ -131,11 +141,16 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
                     ToolCallRequest[].class));
             awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, publishedOutputs(calls, outputs));
             finishReason = calls.isEmpty() ? checkpoint.path("finishReason").asText("stop") : null;
+            if (checkpoint.path("continued").asBoolean(false)) {
+                completed.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
+                continuations++;
+                finishReason = null;
+            }
         }
         return new TurnProgress(started, startedItems.containsKey(promptId), closedItems.contains(promptId),
                 List.copyOf(completed), lastStep + 1, model, usage, awaiting,
                 interrupted(runId + "-s" + (lastStep + 1) + "-", lastStep + 1, startedItems, closedItems),
-                finishReason, ended);
+                finishReason, ended, continuations);
     }
 
     private static Conversation.ToolOutputs outputsOf(List<ToolCallRequest> calls, Map<String, OutputItem> outputs) {

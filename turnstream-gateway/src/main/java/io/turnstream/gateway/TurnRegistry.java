@@ -33,10 +33,16 @@ final class TurnRegistry {
         }
 
         private final Map<String, CompletableFuture<Long>> started = new ConcurrentHashMap<>();
+        private final Map<String, CompletableFuture<Void>> awaitingApproval = new ConcurrentHashMap<>();
 
         /** The result of a call, whether it has arrived yet or not. */
         CompletableFuture<ToolResult> result(String callId) {
             return results.computeIfAbsent(callId, id -> new CompletableFuture<>());
+        }
+
+        /** Completes when the tool executor says the call waits for approval. */
+        CompletableFuture<Void> awaitingApproval(String callId) {
+            return awaitingApproval.computeIfAbsent(callId, id -> new CompletableFuture<>());
         }
 
         /** When the tool executor started the call (epoch ms), once it has said so on the control topic. */
@@ -92,6 +98,16 @@ final class TurnRegistry {
             return false;
         }
         turn.result(result.callId()).complete(result);
+        return true;
+    }
+
+    /** @return false when no running turn has this id */
+    boolean approvalRequested(String turnId, String callId) {
+        ActiveTurn turn = active.get(turnId);
+        if (turn == null || callId == null) {
+            return false;
+        }
+        turn.awaitingApproval(callId).complete(null);
         return true;
     }
 

@@ -39,6 +39,12 @@ final class TurnStatusReporter {
         turn(new TurnStatus(TurnStatus.COMPACTING, null, null, null, null, null, contextTokens, contextWindow));
     }
 
+    /** What one model call used and cost; not an interruption. */
+    void stepCompleted(int step, String model, StreamPayload.Usage usage) {
+        publish.accept(new TurnStatus(TurnStatus.STEP_COMPLETED, null, null, null, null, null, null, null, step, model,
+                usage));
+    }
+
     /** A model call starts: after a retry, fallback, stall or compaction, the turn is running again. */
     void callStarting(int attempt) {
         if (interrupted) {

@@ -1,6 +1,10 @@
 package io.turnstream.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.turnstream.gateway.TurnUpserts.indexOf;
+import static io.turnstream.gateway.TurnUpserts.toolOutput;
+import static io.turnstream.gateway.TurnUpserts.toolStatuses;
+import static io.turnstream.gateway.TurnUpserts.turnStatuses;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -38,7 +42,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -70,6 +76,9 @@ class AgentLoopUpsertsTest {
     private static final HttpClient http = HttpClient.newHttpClient();
     /** Holds the {@code wait} tool until the test (or the tool's own timeout) lets it go. */
     private static final CountDownLatch waitingToolGate = new CountDownLatch(1);
+    private static final String FALLBACK_MODEL = "turnstream-simulated-fallback";
+    /** Requests the provider received per prompt, for scripts that answer differently the second time. */
+    private static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void startEverything() throws Exception {
@@ -90,6 +99,9 @@ class AgentLoopUpsertsTest {
         Properties settings = new Properties();
         settings.put("bootstrap.servers", broker.bootstrapServers());
         settings.put("turnstream.gateway.port", "0");
+        settings.put("turnstream.gateway.stall-timeout-ms", "1000");
+        settings.put("turnstream.gateway.retry.base-delay-ms", "50");
+        settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
         // Gateways in one group share their turns; this one must run the turns it accepts with its own timeout.
         settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
@@ -112,8 +124,24 @@ class AgentLoopUpsertsTest {
         broker.close();
     }
 
-    /** One tool call named by the prompt's first word, then an answer quoting the tool's output. */
+    /**
+     * One tool call named by the prompt's first word, then an answer quoting the tool's output; or a
+     * provider failure to recover from: {@code flaky:} breaks the first answer after three tokens,
+     * {@code stall:} stalls unless the fallback model answers.
+     */
     private static SimulatedReply script(SimulatedRequest request) {
+        String first = request.firstUserText();
+        int attempt = attempts.computeIfAbsent(first, p -> new AtomicInteger()).incrementAndGet();
+        if (first.startsWith("flaky:")) {
+            return attempt == 1
+                    ? SimulatedReply.answer().text("This answer breaks off after three words").failAfterTokens(3, "overloaded_error")
+                    : SimulatedReply.answer().text("Recovered.");
+        }
+        if (first.startsWith("stall:")) {
+            return FALLBACK_MODEL.equals(request.model())
+                    ? SimulatedReply.answer().text("Answered by the fallback.")
+                    : SimulatedReply.answer().text("This answer stalls after three words").stallAfterTokens(3);
+        }
         List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
         if (!results.isEmpty()) {
             return SimulatedReply.answer().text("The tool said: " + results.get(0).content());
@@ -194,6 +222,48 @@ class AgentLoopUpsertsTest {
         assertThat(end.error().code()).isEqualTo("TOOL_RESULT_TIMEOUT");
     }
 
+    // ---- turn status: recovery and usage as the UI sees them ----
+
+    @Test
+    void aRetryAfterPartialOutputShowsAsRetryingThenRunningAndTheWithdrawnAnswerIsCancelled() throws Exception {
+        String turnId = startTurn("flaky: say something");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        List<UIStatus> statuses = turnStatuses(turn);
+        assertThat(statuses).extracting(UIStatus::status).containsExactly("retrying", "running", "step_completed");
+        UIStatus retrying = statuses.get(0);
+        assertThat(retrying.attempt()).isEqualTo(2);
+        assertThat(retrying.delayMs()).isPositive();
+        assertThat(retrying.error().code()).isEqualTo("overloaded_error");
+        List<UIUpsert> messages = turn.stream().map(UpsertEnvelope::payload)
+                .filter(p -> p instanceof UIUpsert u && "message".equals(u.itemType()) && !"user".equals(u.origin()))
+                .map(p -> (UIUpsert) p).toList();
+        assertThat(messages).filteredOn(u -> UIUpsert.COMPLETED.equals(u.changeType())).extracting(UIUpsert::content)
+                .as("the broken answer is withdrawn, never completed").containsExactly("Recovered.");
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.status()).isEqualTo("complete");
+        assertThat(end.usage().costUsd()).as("priced at 3 and 15 USD per million tokens")
+                .isEqualTo((end.usage().promptTokens() * 3 + end.usage().completionTokens() * 15) / 1e6);
+    }
+
+    @Test
+    void aStallShowsAsStalledThenFallbackAndTheTurnNamesTheModelThatAnswered() throws Exception {
+        String turnId = startTurn("stall: answer me", FALLBACK_MODEL);
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        List<UIStatus> statuses = turnStatuses(turn);
+        assertThat(statuses).extracting(UIStatus::status).containsExactly("stalled", "fallback", "running", "step_completed");
+        assertThat(statuses.get(0).error().code()).isEqualTo("STREAM_STALLED");
+        assertThat(statuses.get(1).fromModel()).isEqualTo("turnstream-simulated");
+        assertThat(statuses.get(1).toModel()).isEqualTo(FALLBACK_MODEL);
+        assertThat(statuses.get(3).modelId()).isEqualTo(FALLBACK_MODEL);
+        assertThat(statuses.get(3).usage().promptTokens()).isPositive();
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.modelId()).isEqualTo(FALLBACK_MODEL);
+    }
+
     // ---- helpers ----
 
     private static Properties impatientTopics() {
@@ -206,12 +276,6 @@ class AgentLoopUpsertsTest {
         return JsonNodeFactory.instance.objectNode().put(name, value);
     }
 
-    private static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && UIStatus.TOOL_STATUS.equals(s.type()))
-                .map(p -> (UIStatus) p).toList();
-    }
-
     private static int statusIndex(List<UpsertEnvelope> turn, String status) {
         for (int i = 0; i < turn.size(); i++) {
             if (turn.get(i).payload() instanceof UIStatus s && status.equals(s.status())) {
@@ -221,23 +285,15 @@ class AgentLoopUpsertsTest {
         return -1;
     }
 
-    private static int indexOf(List<UpsertEnvelope> turn, UIUpsert item) {
-        for (int i = 0; i < turn.size(); i++) {
-            if (turn.get(i).payload() == item) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static UIUpsert toolOutput(List<UpsertEnvelope> turn) {
-        return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
-                .map(p -> (UIUpsert) p).findFirst().orElseThrow(() -> new AssertionError("no tool_output in " + turn));
-    }
-
     private static String startTurn(String prompt) throws Exception {
         return startTurn(gateway, prompt);
+    }
+
+    private static String startTurn(String prompt, String fallbackModel) throws Exception {
+        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
+                .put("prompt", prompt).put("fallbackModel", fallbackModel)));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
     }
 
     private static String startTurn(Gateway on, String prompt) throws Exception {

@@ -4,6 +4,7 @@ import static io.turnstream.gateway.ItemInvariants.assertEveryStartedItemIsClose
 import static io.turnstream.gateway.ItemInvariants.assertFinalContentIsTheStreamedText;
 import static io.turnstream.gateway.ItemInvariants.shape;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -57,6 +58,8 @@ class GatewayTurnsTest {
     private static final HttpClient http = HttpClient.newHttpClient();
     /** Requests the provider received per prompt, for scripts that answer differently the second time. */
     private static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    /** The last request body the provider received per prompt. */
+    private static final Map<String, JsonNode> lastRequest = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void startEverything() throws Exception {
@@ -72,6 +75,7 @@ class GatewayTurnsTest {
         settings.put("turnstream.gateway.port", "0");
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
+        settings.put("turnstream.gateway.price.turnstream-simulated", "3,15,0.3,3.75");
         gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
         raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, GatewayTurnsTest::runTool);
     }
@@ -89,8 +93,15 @@ class GatewayTurnsTest {
      * workspace tour (list the workspace, read its README, answer from it).
      */
     private static SimulatedReply script(io.turnstream.gateway.sim.SimulatedRequest request) {
-        String prompt = request.body().at("/messages/0/content").asText();
+        String prompt = request.firstUserText();
         int attempt = attempts.computeIfAbsent(prompt, p -> new AtomicInteger()).incrementAndGet();
+        lastRequest.put(prompt, request.body());
+        if (prompt.startsWith("cached:")) {
+            return request.lastToolResults().isEmpty()
+                    ? SimulatedReply.answer().toolUse("list_files", Json.MAPPER.createObjectNode().put("path", "."))
+                            .usage(1000, null, 900L)
+                    : SimulatedReply.answer().text("Two entries.").usage(1100, 900L, 150L);
+        }
         if (prompt.startsWith("slow:")) {
             return SimulatedReply.answer().text(SimulatedText.words(5_000)).tokensPerSecond(100);
         }
@@ -101,6 +112,27 @@ class GatewayTurnsTest {
         }
         if (prompt.startsWith("stall:")) {
             return SimulatedReply.answer().text(SimulatedText.words(50)).stallAfterTokens(5);
+        }
+        if (prompt.startsWith("flaky:")) {
+            return attempt == 1
+                    ? SimulatedReply.answer().text(SimulatedText.words(20)).failAfterTokens(3, "overloaded_error")
+                    : SimulatedReply.answer().text("Recovered after a broken stream.");
+        }
+        if (prompt.startsWith("stall-fallback:")) {
+            return FALLBACK_MODEL.equals(request.model())
+                    ? SimulatedReply.answer().text("Answered by " + request.model() + ".")
+                    : SimulatedReply.answer().text(SimulatedText.words(50)).stallAfterTokens(5);
+        }
+        if (prompt.startsWith("rate-limited-long:")) {
+            return SimulatedReply.httpError(429, 20, "rate_limit_error", "Number of requests has exceeded your rate limit");
+        }
+        if (prompt.startsWith("truncated:")) {
+            return attempt < 3
+                    ? SimulatedReply.answer().text("Part " + attempt + ".").stopReason("max_tokens")
+                    : SimulatedReply.answer().text("The end.");
+        }
+        if (prompt.startsWith("endless:")) {
+            return SimulatedReply.answer().text("More " + attempt + ".").stopReason("max_tokens");
         }
         if (prompt.startsWith("overloaded:")) {
             return FALLBACK_MODEL.equals(request.model())
@@ -137,16 +169,17 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
                 "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
                 "item_start " + r + "-s1-2 function_call", "item_done " + r + "-s1-2 function_call",
-                "tool_status pending",
+                "turn_status step_completed", "tool_status pending",
                 "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
                 "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
                 "item_start " + r + "-s2-2 function_call", "item_done " + r + "-s2-2 function_call",
-                "tool_status pending",
+                "turn_status step_completed", "tool_status pending",
                 "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s3-0 message", "item_delta " + r + "-s3-0 x26", "item_done " + r + "-s3-0 message",
+                "turn_status step_completed",
                 "response_done");
         List<StreamPayload> payloads = raw.payloads(runId);
         assertThat(payloads.get(0)).isEqualTo(new StreamPayload.ResponseStart(runId, started.get("turnId").asText(),
@@ -223,15 +256,15 @@ class GatewayTurnsTest {
                 "turn_status retrying", "turn_status running",
                 "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
                 "item_done " + runId + "-s1-0 message",
+                "turn_status step_completed",
                 "response_done");
         assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Recovered after a rate limit.");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).isEqualTo(retriesBefore + 1);
     }
 
     @Test
-    void stalledStreamFailsTheStepWithAClearError() throws Exception {
+    void aStallIsRetriedUntilTheRetryBudgetIsSpentThenFailsTheStepWithAClearError() throws Exception {
         long stallsBefore = gateway.metrics().get(GatewayMetrics.Counter.STALLS);
-        long retriesBefore = gateway.metrics().get(GatewayMetrics.Counter.RETRIES);
         String runId = startTurn("{\"prompt\": \"stall: hello\", \"tools\": []}").get("runId").asText();
 
         StreamPayload terminal = await().atMost(TURN_TIMEOUT).until(() -> raw.terminal(runId).orElse(null),
@@ -242,16 +275,107 @@ class GatewayTurnsTest {
         assertThat(error.error().code()).isEqualTo(ErrorCodes.STREAM_STALLED);
         assertThat(error.error().message()).isEqualTo("the provider sent nothing for 1000 ms; the model call was abandoned");
         List<StreamPayload> payloads = raw.payloads(runId);
-        assertThat(shape(payloads)).containsExactly(
+        String r = runId;
+        assertThat(shape(payloads)).as("each attempt's partial answer withdrawn, the last one failed").containsExactly(
                 "response_start",
-                "item_start " + runId + "-user-prompt message", "item_done " + runId + "-user-prompt message",
-                "item_start " + runId + "-s1-0 message", "item_delta " + runId + "-s1-0 x5",
-                "item_error " + runId + "-s1-0",
+                "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
+                "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x5", "item_cancelled " + r + "-s1-0",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x5", "item_cancelled " + r + "-s1-1",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1-2 message", "item_delta " + r + "-s1-2 x5", "item_cancelled " + r + "-s1-2",
+                "turn_status stalled", "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1-3 message", "item_delta " + r + "-s1-3 x5", "item_error " + r + "-s1-3",
                 "turn_status stalled",
                 "response_error");
-        assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 1);
-        assertThat(gateway.metrics().get(GatewayMetrics.Counter.RETRIES)).as("no retry once items were published")
-                .isEqualTo(retriesBefore);
+        assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status()))
+                .extracting(p -> ((StreamPayload.TurnStatus) p).attempt()).containsExactly(2, 3, 4);
+        assertThat(attempts.get("stall: hello")).hasValue(4);
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 4);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(payloads);
+    }
+
+    @Test
+    void aStreamThatBreaksAfterOutputStartedIsWithdrawnAndCalledAgain() throws Exception {
+        String runId = startTurn("{\"prompt\": \"flaky: hello\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        String r = runId;
+        assertThat(shape(raw.payloads(runId))).containsExactly(
+                "response_start",
+                "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
+                "item_start " + r + "-s1-0 message", "item_delta " + r + "-s1-0 x3", "item_cancelled " + r + "-s1-0",
+                "turn_status retrying", "turn_status running",
+                "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x5", "item_done " + r + "-s1-1 message",
+                "turn_status step_completed",
+                "response_done");
+        assertThat(finalItem(runId, runId + "-s1-1").content()).isEqualTo("Recovered after a broken stream.");
+        StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
+        assertThat(retrying.attempt()).isEqualTo(2);
+        assertThat(retrying.delayMs()).isPositive();
+        assertThat(retrying.error().code()).isEqualTo("overloaded_error");
+    }
+
+    @Test
+    void aStallMidStreamFallsBackToTheFallbackModelWhichIsReported() throws Exception {
+        String runId = startTurn("{\"prompt\": \"stall-fallback: hi\", \"tools\": [], \"fallbackModel\": \""
+                + FALLBACK_MODEL + "\"}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.modelId()).isEqualTo(FALLBACK_MODEL);
+        assertThat(finalItem(runId, runId + "-s1-1").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
+        List<StreamPayload> statuses = raw.payloads(runId).stream().filter(p -> p instanceof StreamPayload.TurnStatus).toList();
+        assertThat(statuses).extracting(p -> ((StreamPayload.TurnStatus) p).status())
+                .containsExactly("stalled", "fallback", "running", "step_completed");
+        StreamPayload.TurnStatus fallback = (StreamPayload.TurnStatus) statuses.get(1);
+        assertThat(fallback.fromModel()).isEqualTo("turnstream-simulated");
+        assertThat(fallback.toModel()).isEqualTo(FALLBACK_MODEL);
+    }
+
+    @Test
+    void cancelDuringTheBackoffWaitEndsTheTurnWithoutCallingAgain() throws Exception {
+        JsonNode started = startTurn("{\"prompt\": \"rate-limited-long: hi\", \"tools\": []}");
+        String runId = started.get("runId").asText();
+        await().atMost(TURN_TIMEOUT).until(() -> raw.payloads(runId).stream()
+                .anyMatch(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status())));
+
+        HttpResponse<String> cancel = post("/v1/turns/" + started.get("turnId").asText() + "/cancel", "{}");
+
+        assertThat(cancel.statusCode()).isEqualTo(202);
+        StreamPayload.ResponseDone done = awaitDone(runId);
+        assertThat(done.status()).isEqualTo("aborted");
+        assertThat(attempts.get("rate-limited-long: hi")).hasValue(1);
+        StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
+        assertThat(retrying.delayMs()).isEqualTo(20_000);
+    }
+
+    @Test
+    void anAnswerCutOffAtTheTokenLimitIsContinued() throws Exception {
+        String runId = startTurn("{\"prompt\": \"truncated: tell me\", \"tools\": [], \"maxSteps\": 1}")
+                .get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Part 1.");
+        assertThat(finalItem(runId, runId + "-s2-0").content()).isEqualTo("Part 2.");
+        assertThat(finalItem(runId, runId + "-s3-0").content()).isEqualTo("The end.");
+    }
+
+    @Test
+    void continuationStopsAfterThreeTimesWithFinishReasonLength() throws Exception {
+        String runId = startTurn("{\"prompt\": \"endless: tell me\", \"tools\": []}").get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        assertThat(done.finishReason()).isEqualTo(FinishReasons.LENGTH);
+        assertThat(attempts.get("endless: tell me")).hasValue(1 + MaxTokensContinuation.LIMIT);
     }
 
     @Test
@@ -265,6 +389,55 @@ class GatewayTurnsTest {
         assertThat(done.status()).isEqualTo("complete");
         assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.FALLBACKS)).isEqualTo(fallbacksBefore + 1);
+    }
+
+    // ---- usage, cost and prompt caching ----
+
+    @Test
+    void usageOfEveryStepIsReportedPricedAndSummedWithTheCacheHits() throws Exception {
+        String runId = startTurn("{\"prompt\": \"cached: what is here?\", \"system\": \"You are terse.\"}")
+                .get("runId").asText();
+
+        StreamPayload.ResponseDone done = awaitDone(runId);
+
+        List<StreamPayload.Usage> steps = raw.payloads(runId).stream()
+                .filter(p -> p instanceof StreamPayload.TurnStatus t && "step_completed".equals(t.status()))
+                .map(p -> ((StreamPayload.TurnStatus) p).usage()).toList();
+        assertThat(steps).hasSize(2);
+        StreamPayload.Usage first = steps.get(0);
+        StreamPayload.Usage second = steps.get(1);
+        assertThat(first.promptTokens()).isEqualTo(1000);
+        assertThat(first.cacheWriteTokens()).isEqualTo(900);
+        assertThat(first.cacheReadTokens()).isNull();
+        assertThat(second.cacheReadTokens()).as("the second step reads the cached prefix").isEqualTo(900);
+        assertThat(second.cacheWriteTokens()).isEqualTo(150);
+        assertThat(first.costUsd()).isCloseTo((100 * 3 + 900 * 3.75 + first.completionTokens() * 15) / 1e6, within(1e-12));
+        assertThat(second.costUsd()).isCloseTo((50 * 3 + 900 * 0.3 + 150 * 3.75 + second.completionTokens() * 15) / 1e6,
+                within(1e-12));
+        StreamPayload.Usage total = done.usage();
+        assertThat(total.promptTokens()).isEqualTo(2100);
+        assertThat(total.completionTokens()).isEqualTo(first.completionTokens() + second.completionTokens());
+        assertThat(total.totalTokens()).isEqualTo(total.promptTokens() + total.completionTokens());
+        assertThat(total.cacheReadTokens()).isEqualTo(900);
+        assertThat(total.cacheWriteTokens()).isEqualTo(1050);
+        assertThat(total.costUsd()).isCloseTo(first.costUsd() + second.costUsd(), within(1e-12));
+    }
+
+    @Test
+    void anthropicRequestsMarkSystemToolsAndTheConversationPrefixForCaching() throws Exception {
+        awaitDone(startTurn("{\"prompt\": \"cached: mark it\", \"system\": \"You are terse.\"}").get("runId").asText());
+
+        JsonNode body = lastRequest.get("cached: mark it");
+        JsonNode ephemeral = Json.MAPPER.createObjectNode().put("type", "ephemeral");
+        assertThat(body.at("/system/0/text").asText()).isEqualTo("You are terse.");
+        assertThat(body.at("/system/0/cache_control")).isEqualTo(ephemeral);
+        JsonNode tools = body.get("tools");
+        assertThat(tools.get(tools.size() - 1).get("cache_control")).isEqualTo(ephemeral);
+        JsonNode messages = body.get("messages");
+        JsonNode lastBlocks = messages.get(messages.size() - 1).get("content");
+        assertThat(lastBlocks.get(lastBlocks.size() - 1).get("type").asText()).isEqualTo("tool_result");
+        assertThat(lastBlocks.get(lastBlocks.size() - 1).get("cache_control")).isEqualTo(ephemeral);
+        assertThat(body.toString().split("cache_control", -1)).as("at most 4 breakpoints").hasSizeLessThanOrEqualTo(5);
     }
 
     // ---- the HTTP API refuses what it cannot run ----

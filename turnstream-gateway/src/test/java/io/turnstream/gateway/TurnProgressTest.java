@@ -62,7 +62,7 @@ class TurnProgressTest {
     void aCheckpointedStepWaitingForToolsReusesTheOutputsAlreadyPublished() {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("fallback-model", new Usage(10, 5, 15),
-                toolStep(CALL_A, CALL_B))));
+                toolStep(CALL_A, CALL_B), false)));
         output(1, 0, CALL_A, "file text");
 
         TurnProgress progress = fold();
@@ -80,10 +80,10 @@ class TurnProgressTest {
     @Test
     void aFinalStepCheckpointedButNotEndedOnlyNeedsItsResponseDone() {
         started();
-        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, toolStep(CALL_A))));
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, toolStep(CALL_A), false)));
         output(1, 0, CALL_A, "file text");
         item(RUN + "-s2-0", ItemTypes.MESSAGE, true);
-        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, finalStep())));
+        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, finalStep(), false)));
 
         TurnProgress progress = fold();
 
@@ -93,6 +93,22 @@ class TurnProgressTest {
                         true))), new Conversation.AssistantNative(assistant()));
         assertThat(progress.awaiting()).isNull();
         assertThat(progress.endedStatus()).isNull();
+    }
+
+    @Test
+    void aStepContinuedAfterTheTokenLimitIsNotTheEndAndItsContinuationIsCounted() {
+        started();
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", new Usage(10, 5, 15), cutOffStep(), true)));
+
+        TurnProgress progress = fold();
+
+        assertThat(progress.finishReason()).isNull();
+        assertThat(progress.nextStep()).isEqualTo(2);
+        assertThat(progress.continuations()).isEqualTo(1);
+        assertThat(progress.completed()).containsExactly(new Conversation.AssistantNative(assistant()),
+                new Conversation.UserText(MaxTokensContinuation.PROMPT));
+        assertThat(progress.usage()).as("the turn's usage so far, carried on, not added again")
+                .isEqualTo(new Usage(10, 5, 15));
     }
 
     @Test
@@ -136,6 +152,11 @@ class TurnProgressTest {
     private static StepOutcome toolStep(ToolCallRequest... calls) {
         return new StepOutcome(StepOutcome.Status.COMPLETE, "tool_calls", null, List.of(calls), assistant(), null,
                 false, false, null, 3);
+    }
+
+    private static StepOutcome cutOffStep() {
+        return new StepOutcome(StepOutcome.Status.COMPLETE, "length", null, List.of(), assistant(), null, false, false,
+                null, 3);
     }
 
     private static StepOutcome finalStep() {

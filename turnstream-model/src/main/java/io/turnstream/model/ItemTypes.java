@@ -14,6 +14,8 @@ public final class ItemTypes {
 
     public static final String ORIGIN_USER = "user";
     public static final String ORIGIN_AGENT = "agent";
+    /** A message holding the summary that replaced the conversation before it (context compaction). */
+    public static final String ORIGIN_COMPACTION = "compaction";
 
     private ItemTypes() {
     }

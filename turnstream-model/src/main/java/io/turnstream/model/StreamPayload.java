@@ -123,18 +123,26 @@ public sealed interface StreamPayload {
     /**
      * What the gateway is doing for the turn between items: {@code status} is one of
      * {@code retrying} (attempt, delay_ms, error), {@code fallback} (from_model, to_model, error),
-     * {@code stalled} (error), {@code compacting} (context_tokens, context_window), or {@code running}
-     * (the model is being called again after one of those).
+     * {@code stalled} (error), {@code compacting} (context_tokens, context_window), {@code running}
+     * (the model is being called again after one of those), or {@code step_completed} (step, model_id,
+     * usage: what one model call used and cost).
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record TurnStatus(String status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
-                      Long contextTokens, Long contextWindow) implements StreamPayload {
+                      Long contextTokens, Long contextWindow, Integer step, String modelId, Usage usage)
+            implements StreamPayload {
+
+        public TurnStatus(String status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
+                          Long contextTokens, Long contextWindow) {
+            this(status, attempt, delayMs, fromModel, toModel, error, contextTokens, contextWindow, null, null, null);
+        }
 
         public static final String RETRYING = "retrying";
         public static final String FALLBACK = "fallback";
         public static final String STALLED = "stalled";
         public static final String COMPACTING = "compacting";
         public static final String RUNNING = "running";
+        public static final String STEP_COMPLETED = "step_completed";
 
         @Override
         public String type() {

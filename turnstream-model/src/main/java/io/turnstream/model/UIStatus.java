@@ -1,14 +1,16 @@
 package io.turnstream.model;
 
 /**
- * A status of a running turn ({@code turn_status}: retrying, fallback, stalled, compacting, running)
+ * A status of a running turn ({@code turn_status}: retrying, fallback, stalled, compacting, running,
+ * step_completed with the step's usage)
  * or of one of its tool calls ({@code tool_status}: pending, awaiting_approval, running, completed,
  * error, aborted). It is not a lifecycle event: the turn goes on after it. Only the fields of its
  * kind are set; see {@link StreamPayload.TurnStatus} and {@link StreamPayload.ToolStatus}.
  */
 public record UIStatus(String type, String turnId, String threadId, String status, String itemId, String callId,
                        String toolName, Integer attempt, Long delayMs, String fromModel, String toModel,
-                       Long startedAt, Long completedAt, Long contextTokens, Long contextWindow, ErrorInfo error)
+                       Long startedAt, Long completedAt, Long contextTokens, Long contextWindow, ErrorInfo error,
+                       Integer step, String modelId, UITurnEvent.Usage usage)
         implements UiPayload {
 
     public static final String TURN_STATUS = "turn_status";

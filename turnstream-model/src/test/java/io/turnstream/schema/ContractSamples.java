@@ -52,6 +52,8 @@ final class ContractSamples {
                 new StreamPayload.ItemDone("out-1", new OutputItem("out-1", "function_call_output", null, null,
                         "get_weather", json("{\"city\":\"Paris\"}"), "call-1", json("[{\"temp\":21.5}]"), true, null)),
                 new StreamPayload.ItemDone("item-2", null),
+                new StreamPayload.ItemDone("run-1-s3-compaction-1", new OutputItem("run-1-s3-compaction-1", "message",
+                        "Summary: the user asked to fix the build.", "compaction", null, null, null, null, null, "anthropic")),
                 new StreamPayload.ItemDone("out-2", new OutputItem("out-2", "function_call_output", null, null,
                         null, null, "call-2", NullNode.getInstance(), false, null)),
                 new StreamPayload.ItemError("item-3", error),
@@ -67,6 +69,8 @@ final class ContractSamples {
                 new StreamPayload.TurnStatus("fallback", null, null, "claude-x", "claude-y", null, null, null),
                 new StreamPayload.TurnStatus("compacting", null, null, null, null, null, 180_000L, 200_000L),
                 new StreamPayload.TurnStatus("running", null, null, null, null, null, null, null),
+                new StreamPayload.TurnStatus("step_completed", null, null, null, null, null, null, null, 2, "claude-x",
+                        new StreamPayload.Usage(1200, 80, 1280, 1000L, null, 30L, 0.0021)),
                 new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", "completed", T, T + 40, null),
                 new StreamPayload.ToolStatus(null, "call-2", null, "pending", null, null, null),
                 new StreamPayload.ToolStatus("call-item", "call-3", "write_file", "aborted", T, T + 5,
@@ -120,12 +124,13 @@ final class ContractSamples {
 
     static UIStatus turnStatus(String turnId) {
         return new UIStatus(UIStatus.TURN_STATUS, turnId, "thread-1", "retrying", null, null, null, 2, 1500L, "claude-x",
-                "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"));
+                "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"), 3, "claude-x",
+                new UITurnEvent.Usage(10, 20, 30, 5L, 1L, 2L, 0.5));
     }
 
     static UIStatus toolStatus(String turnId) {
         return new UIStatus(UIStatus.TOOL_STATUS, turnId, "thread-1", "running", "call-item", "call-1", "get_weather",
-                null, null, null, null, T, null, null, null, null);
+                null, null, null, null, T, null, null, null, null, null, null, null);
     }
 
     static UITurnEvent turnError(String turnId) {
@@ -175,7 +180,8 @@ final class ContractSamples {
         return List.of(ControlMessage.cancel("turn-1", "user pressed stop"), ControlMessage.cancel("turn-2", null),
                 ControlMessage.approval("turn-1", "call-1", true, null),
                 ControlMessage.approval("turn-1", "call-2", false, "not in production"),
-                ControlMessage.toolStarted("turn-1", "call-3", T));
+                ControlMessage.toolStarted("turn-1", "call-3", T),
+                ControlMessage.approvalRequested("turn-1", "call-4"));
     }
 
     static List<ItemAppend> itemAppends() {

@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads {@code llm.control} with a {@link TopicReader}, every partition, so a cancel takes effect while
- * the tool-call partitions are paused or busy. It starts a while back in time ({@code since}), so an
+ * Reads {@code llm.control} with a {@link TopicReader}, every partition, so a cancel or an approval
+ * decision takes effect while the tool-call partitions are paused or busy. It starts a while back in time ({@code since}), so an
  * instance that takes over a turn still knows the turn was cancelled.
  */
 final class CancelListener implements AutoCloseable {
@@ -25,15 +25,23 @@ final class CancelListener implements AutoCloseable {
     private final String topic;
     private final WireFormat wire;
     private final Consumer<String> cancelTurn;
+    private final Decisions decisions;
     private final TopicReader.Builder reading;
     private TopicReader reader;
 
+    /** Receives approval decisions on tool calls. */
+    @FunctionalInterface
+    interface Decisions {
+        void decide(String callId, boolean approved, String reason);
+    }
+
     /** @param onFailure told when reading stopped for good: the executor no longer sees cancels */
     CancelListener(Properties consumerProps, String topic, WireFormat wire, Instant since, Consumer<String> cancelTurn,
-                   Consumer<Throwable> onFailure) {
+                   Decisions decisions, Consumer<Throwable> onFailure) {
         this.topic = topic;
         this.wire = wire;
         this.cancelTurn = cancelTurn;
+        this.decisions = decisions;
         this.reading = TopicReader.reading(consumerProps.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-cancels"),
                 consumerProps, List.of(topic)).from(TopicReader.Start.since(since)).onFailure(onFailure);
     }
@@ -57,6 +65,9 @@ final class CancelListener implements AutoCloseable {
                 LOG.info("turn {} cancelled{}", turnId, message.reason() == null ? "" : ": " + message.reason());
                 cancelTurn.accept(turnId);
             }
+        } else if (ControlMessage.APPROVAL.equals(message.type()) && message.callId() != null && message.approved() != null) {
+            LOG.info("tool call {} {}", message.callId(), message.approved() ? "approved" : "denied");
+            decisions.decide(message.callId(), message.approved(), message.reason());
         }
     }
 

@@ -21,6 +21,8 @@ public final class ToolErrors {
     public static final String OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN";
     /** The same call was repeated too many times in a row; not run. */
     public static final String DOOM_LOOP = "DOOM_LOOP";
+    /** The call was denied: by policy, by the user, or because no approval came in time. */
+    public static final String DENIED = "DENIED";
 
     private ToolErrors() {
     }

@@ -25,7 +25,7 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                                  Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
                                  OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
                                  Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
-                                 String deadLetterTopic, boolean workspacePerThread) {
+                                 String deadLetterTopic, boolean workspacePerThread, ToolApprovals approvals) {
 
     public static final String PREFIX = "turnstream.tool-executor.";
     public static final String WORKSPACE = PREFIX + "workspace";
@@ -61,7 +61,8 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 settings.get("turnstream.topic.tool-ledger", "llm.tool-ledger"),
                 Duration.ofMillis(settings.getLong(PREFIX + "ledger-retention-ms", Duration.ofDays(7).toMillis())),
                 settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq"),
-                bool(settings, "workspace-per-thread", false));
+                bool(settings, "workspace-per-thread", false),
+                ToolApprovals.from(settings));
     }
 
     /** The timeout of a tool's calls: configured for it, else its own, else the default; never above the maximum. */

@@ -101,7 +101,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private long resumeFetchingAt;
 
     /** What the loop publishes in its next transaction. */
-    private sealed interface Outgoing permits Answer, StartMarker, StartedNotice, DeadLetter {
+    private sealed interface Outgoing permits Answer, StartMarker, ControlNotice, DeadLetter {
     }
 
     private record Answer(ToolCall call, RecordPosition position, ToolResult result) implements Outgoing {
@@ -110,8 +110,12 @@ public final class ToolExecutorService implements AutoCloseable {
     private record StartMarker(ToolScheduler.ScheduledCall call) implements Outgoing {
     }
 
-    /** Tells the gateway running the turn that the call runs now (its "running" status), on the control topic. */
-    private record StartedNotice(ToolCall call, RecordPosition position, long at) implements Outgoing {
+    /**
+     * Tells the gateway running the turn what happens to a call, on the control topic: it runs now
+     * ({@code tool_started}), waits for approval ({@code approval_requested}) or was denied for want of
+     * a decision ({@code approval} with approved false).
+     */
+    private record ControlNotice(ToolCall call, RecordPosition position, ControlMessage message) implements Outgoing {
     }
 
     private record DeadLetter(ConsumerRecord<String, byte[]> record, RecordPosition position, String reason) implements Outgoing {
@@ -171,7 +175,7 @@ public final class ToolExecutorService implements AutoCloseable {
             serviceMetrics.bind(consumer);
             ledgerReader = new KafkaConsumer<>(plainConsumerProperties("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
             cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire,
-                    Instant.now().minus(config.turnMemory()), scheduler::cancelTurn, this::stopOn).start();
+                    Instant.now().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");
             loop.start();
             LOG.info("tool executor {} started: workspace {}, tools {}", config.instanceId(), workspace.root(),
@@ -405,9 +409,9 @@ public final class ToolExecutorService implements AutoCloseable {
             producer.send(ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
         } else if (item instanceof StartMarker marker) {
             producer.send(ledger.record(marker.call().call, marker.call().position, CallLedger.Mark.STARTED));
-        } else if (item instanceof StartedNotice notice) {
-            ControlMessage started = ControlMessage.toolStarted(notice.call().turnId(), notice.call().callId(), notice.at());
-            producer.send(new ProducerRecord<>(topics.control(), notice.call().turnId(), wire.write(topics.control(), started)));
+        } else if (item instanceof ControlNotice notice) {
+            producer.send(new ProducerRecord<>(topics.control(), notice.call().turnId(),
+                    wire.write(topics.control(), notice.message())));
         } else if (item instanceof DeadLetter letter) {
             ConsumerRecord<String, byte[]> source = letter.record();
             ProducerRecord<String, byte[]> record = new ProducerRecord<>(config.deadLetterTopic(), source.key(), source.value());
@@ -547,7 +551,22 @@ public final class ToolExecutorService implements AutoCloseable {
 
         @Override
         public void launched(ToolScheduler.ScheduledCall call, long startedAt) {
-            outgoing.add(new StartedNotice(call.call, call.position, startedAt));
+            outgoing.add(new ControlNotice(call.call, call.position,
+                    ControlMessage.toolStarted(call.call.turnId(), call.call.callId(), startedAt)));
+            consumer.wakeup();
+        }
+
+        @Override
+        public void approvalRequested(ToolScheduler.ScheduledCall call) {
+            outgoing.add(new ControlNotice(call.call, call.position,
+                    ControlMessage.approvalRequested(call.call.turnId(), call.call.callId())));
+            consumer.wakeup();
+        }
+
+        @Override
+        public void approvalExpired(ToolScheduler.ScheduledCall call, String reason) {
+            outgoing.add(new ControlNotice(call.call, call.position,
+                    ControlMessage.approval(call.call.turnId(), call.call.callId(), false, reason)));
             consumer.wakeup();
         }
     }
@@ -597,7 +616,7 @@ public final class ToolExecutorService implements AutoCloseable {
         if (item instanceof StartMarker marker) {
             return marker.call().position;
         }
-        if (item instanceof StartedNotice notice) {
+        if (item instanceof ControlNotice notice) {
             return notice.position();
         }
         return ((DeadLetter) item).position();

@@ -52,9 +52,17 @@ final class ToolScheduler implements AutoCloseable {
         /** A call started running. */
         default void launched(ScheduledCall call, long startedAt) {
         }
+
+        /** A call waits for a person's approval (see {@link ToolApprovals}). */
+        default void approvalRequested(ScheduledCall call) {
+        }
+
+        /** No decision came within the approval timeout: the call is denied with this reason. */
+        default void approvalExpired(ScheduledCall call, String reason) {
+        }
     }
 
-    private enum State { QUEUED, STARTING, RUNNING }
+    private enum State { AWAITING_APPROVAL, QUEUED, STARTING, RUNNING }
 
     /** One call accepted for running, from queued until its result. */
     static final class ScheduledCall {
@@ -77,7 +85,7 @@ final class ToolScheduler implements AutoCloseable {
         }
 
         private boolean active() {
-            return state != State.QUEUED;
+            return state == State.STARTING || state == State.RUNNING;
         }
 
         /** Answered, aborted or dropped: it will not be launched. */
@@ -154,7 +162,10 @@ final class ToolScheduler implements AutoCloseable {
             refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_USER);
         } else if (tool.isEmpty()) {
             refuse(call, position, ToolErrors.TOOL_NOT_FOUND, "Tool not found: " + call.toolName());
-        } else if (repeats >= config.doomLoopThreshold()) {
+        } else if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.DENY) {
+            refuse(call, position, ToolErrors.DENIED, "Not executed: the tool " + call.toolName()
+                    + " is denied by this deployment's approval policy");
+        } else if (repeats >= config.doomLoopThreshold() && !config.approvals().enabled()) {
             refuse(call, position, ToolErrors.DOOM_LOOP, "Not executed: this is call " + repeats + " in a row of "
                     + call.toolName() + " with identical arguments in this turn (doom-loop guard); the earlier calls' "
                     + "results stand, so change the arguments or try another approach");
@@ -166,7 +177,12 @@ final class ToolScheduler implements AutoCloseable {
                 ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments());
                 turn.calls.add(scheduled);
                 unresolved.put(call.callId(), scheduled);
-                startWhatCan(turn);
+                if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.ASK
+                        || repeats >= config.doomLoopThreshold()) {
+                    awaitApproval(scheduled);
+                } else {
+                    startWhatCan(turn);
+                }
             }
         }
     }
@@ -183,6 +199,46 @@ final class ToolScheduler implements AutoCloseable {
         call.work = workers.submit(() -> run(call));
         outcomes.launched(call, call.startedAt);
         call.timeout = timers.schedule(() -> timedOut(call, timeout), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Holds a call until a decision arrives ({@link #decide}) or the approval timeout denies it. */
+    private void awaitApproval(ScheduledCall call) {
+        call.state = State.AWAITING_APPROVAL;
+        Duration wait = config.approvals().timeout();
+        call.timeout = timers.schedule(() -> approvalExpired(call, "no approval within " + wait.toSeconds() + " s"),
+                wait.toMillis(), TimeUnit.MILLISECONDS);
+        outcomes.approvalRequested(call);
+    }
+
+    /** Nobody decided in time: the call is denied, and the denial is announced as the decision that stands. */
+    private synchronized void approvalExpired(ScheduledCall call, String reason) {
+        if (call.state == State.AWAITING_APPROVAL && unresolved.get(call.call.callId()) == call) {
+            outcomes.approvalExpired(call, reason);
+            decide(call.call.callId(), false, reason);
+        }
+    }
+
+    /**
+     * A decision on a call awaiting approval: approved, it queues to run; denied, it is answered with
+     * {@code DENIED}. Only the first decision counts; later ones, and decisions on calls that do not
+     * wait (unknown, already decided, answered), change nothing.
+     */
+    synchronized void decide(String callId, boolean approved, String reason) {
+        ScheduledCall call = unresolved.get(callId);
+        if (call == null || call.state != State.AWAITING_APPROVAL) {
+            return;
+        }
+        if (approved) {
+            call.timeout.cancel(false);
+            call.timeout = null;
+            call.state = State.QUEUED;
+            startWhatCan(turns.get(call.call.turnId()));
+        } else {
+            String why = reason == null || reason.isBlank() ? "" : ": " + reason;
+            if (resolve(call, ToolResults.refusal(call.call, ToolErrors.DENIED, "Not executed: the call was denied" + why))) {
+                startWhatCan(turns.get(call.call.turnId()));
+            }
+        }
     }
 
     /** A user cancelled the turn: its calls, queued or running, and any that arrive later are aborted. */

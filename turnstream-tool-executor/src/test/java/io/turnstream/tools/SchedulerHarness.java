@@ -33,6 +33,10 @@ final class SchedulerHarness implements AutoCloseable {
     final Path workspace;
     final ToolScheduler scheduler;
     final List<ToolScheduler.ScheduledCall> startRequests = new CopyOnWriteArrayList<>();
+    /** Call ids the scheduler asked approval for, in order. */
+    final List<String> approvalRequests = new CopyOnWriteArrayList<>();
+    /** Denials the scheduler announced for want of a decision: call id to reason. */
+    final Map<String, String> expiredApprovals = new ConcurrentHashMap<>();
     private final Map<String, ToolResult> results = new ConcurrentHashMap<>();
     private final List<String> duplicates = new CopyOnWriteArrayList<>();
     private final AtomicLong offsets = new AtomicLong();
@@ -54,6 +58,16 @@ final class SchedulerHarness implements AutoCloseable {
                     if (results.putIfAbsent(call.callId(), result) != null) {
                         duplicates.add(call.callId());
                     }
+                }
+
+                @Override
+                public void approvalRequested(ToolScheduler.ScheduledCall call) {
+                    approvalRequests.add(call.call.callId());
+                }
+
+                @Override
+                public void approvalExpired(ToolScheduler.ScheduledCall call, String reason) {
+                    expiredApprovals.put(call.call.callId(), reason);
                 }
 
                 @Override

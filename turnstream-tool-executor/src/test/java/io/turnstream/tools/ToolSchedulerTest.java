@@ -277,4 +277,79 @@ class ToolSchedulerTest {
                     .as("a different call in between resets the count").isTrue();
         }
     }
+
+    // ---- approvals ----
+
+    @Test
+    void anAskCallWaitsForTheFirstDecisionAndLaterOnesChangeNothing() {
+        AtomicInteger runs = new AtomicInteger();
+        ScriptedTool write = ScriptedTool.safe("write", (args, context) -> TextNode.valueOf("run " + runs.incrementAndGet()));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(write)), "approval.write", "ask")) {
+            String approved = harness.call("turn-1", "write", "{}");
+            String denied = harness.call("turn-1", "write", "{\"other\": true}");
+
+            assertThat(harness.approvalRequests).containsExactly(approved, denied);
+            assertThat(harness.answered(approved)).as("held until decided").isFalse();
+            harness.scheduler.decide(approved, true, null);
+            harness.scheduler.decide(approved, false, "too late");
+            harness.scheduler.decide(denied, false, "not this one");
+            harness.scheduler.decide(denied, true, null);
+
+            assertThat(harness.awaitResult(approved).success()).isTrue();
+            ToolResult refusal = harness.awaitResult(denied);
+            assertThat(refusal.success()).isFalse();
+            assertThat(refusal.error().code()).isEqualTo(ToolErrors.DENIED);
+            assertThat(SchedulerHarness.text(refusal.output())).isEqualTo("Not executed: the call was denied: not this one");
+            assertThat(runs).hasValue(1);
+        }
+    }
+
+    @Test
+    void anAskCallWithoutADecisionInTimeIsDeniedAndTheDenialAnnounced() {
+        ScriptedTool write = ScriptedTool.safe("write", (args, context) -> TextNode.valueOf("ran"));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(write)), "approval.default", "ask",
+                "approval-timeout-ms", "1000")) {
+            String callId = harness.call("turn-1", "write", "{}");
+
+            ToolResult result = harness.awaitResult(callId);
+
+            assertThat(result.error().code()).isEqualTo(ToolErrors.DENIED);
+            assertThat(SchedulerHarness.text(result.output())).isEqualTo("Not executed: the call was denied: no approval within 1 s");
+            assertThat(harness.expiredApprovals).containsEntry(callId, "no approval within 1 s");
+        }
+    }
+
+    @Test
+    void aDeniedToolNeverRunsAndACancelEndsACallAwaitingApproval() {
+        ScriptedTool write = ScriptedTool.safe("write", (args, context) -> TextNode.valueOf("ran"));
+        ScriptedTool shell = ScriptedTool.safe("shell", (args, context) -> TextNode.valueOf("ran"));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(write, shell)),
+                "approval.write", "ask", "approval.shell", "deny")) {
+            ToolResult refused = harness.awaitResult(harness.call("turn-1", "shell", "{}"));
+            String held = harness.call("turn-1", "write", "{}");
+
+            harness.scheduler.cancelTurn("turn-1");
+
+            assertThat(refused.error().code()).isEqualTo(ToolErrors.DENIED);
+            assertThat(SchedulerHarness.text(refused.output()))
+                    .isEqualTo("Not executed: the tool shell is denied by this deployment's approval policy");
+            assertThat(harness.awaitResult(held).error().code()).isEqualTo(ToolErrors.ABORTED);
+        }
+    }
+
+    @Test
+    void withApprovalsOnTheThirdIdenticalCallAsksInsteadOfBeingRefused() {
+        AtomicInteger runs = new AtomicInteger();
+        ScriptedTool count = ScriptedTool.safe("count", (args, context) -> TextNode.valueOf("run " + runs.incrementAndGet()));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(count)), "approval.other", "ask")) {
+            harness.awaitResult(harness.call("turn-1", "count", "{}"));
+            harness.awaitResult(harness.call("turn-1", "count", "{}"));
+            String third = harness.call("turn-1", "count", "{}");
+
+            assertThat(harness.approvalRequests).containsExactly(third);
+            harness.scheduler.decide(third, true, null);
+            assertThat(harness.awaitResult(third).success()).isTrue();
+            assertThat(runs).hasValue(3);
+        }
+    }
 }

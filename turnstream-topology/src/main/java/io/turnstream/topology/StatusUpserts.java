@@ -25,11 +25,13 @@ final class StatusUpserts {
         if (payload instanceof TurnStatus status) {
             return new UIStatus(UIStatus.TURN_STATUS, turn.turnId, turn.threadId, status.status(), null, null, null,
                     status.attempt(), status.delayMs(), status.fromModel(), status.toModel(), null, null,
-                    status.contextTokens(), status.contextWindow(), status.error());
+                    status.contextTokens(), status.contextWindow(), status.error(), status.step(), status.modelId(),
+                    UpsertEmitter.usage(status.usage()));
         }
         ToolStatus tool = (ToolStatus) payload;
         return new UIStatus(UIStatus.TOOL_STATUS, turn.turnId, turn.threadId, tool.status(), tool.itemId(), tool.callId(),
-                tool.toolName(), null, null, null, null, tool.startedAt(), tool.completedAt(), null, null, tool.error());
+                tool.toolName(), null, null, null, null, tool.startedAt(), tool.completedAt(), null, null, tool.error(),
+                null, null, null);
     }
 
     static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {

@@ -26,8 +26,9 @@ import java.util.regex.Pattern;
  * is the turn id. Each model call is a step ({@code start-step} ... {@code finish-step}); reasoning
  * and text parts open with their item's first upsert and grow by the append rule ({@link ItemText}),
  * so deltas come from {@code llm.item-appends} with upserts filling any gap; tool calls and outputs
- * come from their upserts. The turn's terminal event closes the message with {@code finish} (after
- * {@code error} for a failed turn) and {@code [DONE]}.
+ * come from their upserts. A compaction's summary (a message of origin {@code compaction}) is a
+ * {@code data-compaction} part, not text the assistant said. The turn's terminal event closes the
+ * message with {@code finish} (after {@code error} for a failed turn) and {@code [DONE]}.
  */
 final class UiMessageStream implements LiveEncoder {
 
@@ -88,6 +89,10 @@ final class UiMessageStream implements LiveEncoder {
         if (ItemTypes.ORIGIN_USER.equals(item.origin())) {
             return; // the user's prompt is the request's own message
         }
+        if (ItemTypes.ORIGIN_COMPACTION.equals(item.origin())) {
+            compaction(item, client);
+            return;
+        }
         enterStep(stepOf(item.itemId()), client);
         switch (item.itemType()) {
             case ItemTypes.MESSAGE -> streamed(item, "text", client);
@@ -95,6 +100,14 @@ final class UiMessageStream implements LiveEncoder {
             case ItemTypes.UI_TOOL_CALL -> toolCall(item, client);
             case ItemTypes.UI_TOOL_OUTPUT -> toolOutput(item, client);
             default -> end(item.itemId(), client); // an item error ends its part; the turn's error follows
+        }
+    }
+
+    private void compaction(UIUpsert item, SseClient client) {
+        if (UIUpsert.COMPLETED.equals(item.changeType())) {
+            ObjectNode part = chunk("data-compaction").put("id", item.itemId());
+            part.putObject("data").put("summary", item.content());
+            send(client, part);
         }
     }
 

@@ -18,12 +18,15 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
         ObjectNode body = ProviderAdapter.streamingBody(request.model());
         body.put("max_tokens", request.maxTokens());
         if (request.system() != null) {
-            body.put("system", request.system());
+            cacheBreakpoint(body.putArray("system").addObject().put("type", "text").put("text", request.system()));
         }
-        Conversation.render(request.conversation(), new MessagesRenderer(body.putArray("messages")));
+        ArrayNode messages = body.putArray("messages");
+        Conversation.render(request.conversation(), new MessagesRenderer(messages));
+        cacheConversationPrefix(messages);
         if (!request.tools().isEmpty()) {
             ArrayNode tools = body.putArray("tools");
             ProviderAdapter.renderTools(request.tools(), tools::addObject, "input_schema");
+            cacheBreakpoint((ObjectNode) tools.get(tools.size() - 1));
         }
         if (request.thinkingBudget() != null) {
             body.putObject("thinking").put("type", "enabled").put("budget_tokens", request.thinkingBudget());
@@ -34,6 +37,35 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
             http.header("x-api-key", endpoint.apiKey());
         }
         return http;
+    }
+
+    /**
+     * Prompt caching: the API caches the prompt up to each block marked with {@code cache_control}, so
+     * a breakpoint on the system prompt, the last tool and the end of the conversation lets the next
+     * step read all of it from the cache ({@code cache_read_input_tokens}) instead of paying for it again.
+     */
+    private static void cacheBreakpoint(ObjectNode block) {
+        block.putObject("cache_control").put("type", "ephemeral");
+    }
+
+    /** A breakpoint on the last block of the last message, unless it is one that cannot carry one (thinking). */
+    private static void cacheConversationPrefix(ArrayNode messages) {
+        if (messages.isEmpty()) {
+            return;
+        }
+        ObjectNode last = (ObjectNode) messages.get(messages.size() - 1);
+        JsonNode content = last.get("content");
+        if (content != null && content.isTextual()) {
+            ArrayNode blocks = Json.MAPPER.createArrayNode();
+            blocks.addObject().put("type", "text").put("text", content.asText());
+            last.set("content", blocks);
+            content = blocks;
+        }
+        if (content instanceof ArrayNode blocks && !blocks.isEmpty()
+                && blocks.get(blocks.size() - 1) instanceof ObjectNode block
+                && !block.path("type").asText().contains("thinking")) {
+            cacheBreakpoint(block);
+        }
     }
 
     /** The conversation as Messages API {@code messages}. */

@@ -20,8 +20,10 @@ import java.util.TreeMap;
  */
 final class AnthropicStreamNormalizer extends StreamNormalizer {
 
-    private static final List<String> PROMPT_FIELDS =
-            List.of("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens");
+    /** Anthropic counts cached input apart from {@code input_tokens}: the prompt is their sum. */
+    private static final UsageTracker.Fields USAGE = new UsageTracker.Fields(
+            List.of("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), "output_tokens", null,
+            "cache_read_input_tokens", "cache_creation_input_tokens", null);
 
     /** One content block: its native form, and the item it feeds when it has one. */
     private static final class Block {
@@ -197,7 +199,7 @@ final class AnthropicStreamNormalizer extends StreamNormalizer {
 
     @Override
     protected Usage usage() {
-        return usage.usage(PROMPT_FIELDS, "output_tokens", null);
+        return usage.usage(USAGE);
     }
 
     @Override

@@ -158,9 +158,13 @@ final class ChatStreamNormalizer extends StreamNormalizer {
         return assistant;
     }
 
+    /** OpenAI counts cached input inside {@code prompt_tokens}. */
+    private static final UsageTracker.Fields USAGE = new UsageTracker.Fields(List.of("prompt_tokens"), "completion_tokens",
+            "total_tokens", "prompt_tokens_details.cached_tokens", null, "completion_tokens_details.reasoning_tokens");
+
     @Override
     protected Usage usage() {
-        return usage.usage(List.of("prompt_tokens"), "completion_tokens", "total_tokens");
+        return usage.usage(USAGE);
     }
 
     @Override

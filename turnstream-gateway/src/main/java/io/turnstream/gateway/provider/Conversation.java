@@ -92,6 +92,12 @@ public final class Conversation {
         entries.add(entry);
     }
 
+    /** Replaces everything said so far, e.g. with a summary and the latest steps once it was compacted. */
+    public synchronized void replace(List<Entry> compacted) {
+        entries.clear();
+        entries.addAll(compacted);
+    }
+
     public synchronized List<Entry> entries() {
         return List.copyOf(entries);
     }

@@ -23,6 +23,10 @@ public final class ErrorCodes {
     public static final String TOOL_RESULT_TIMEOUT = "TOOL_RESULT_TIMEOUT";
     /** A tool call that will get no result because its turn was cancelled. */
     public static final String TOOL_CALL_ABORTED = "ABORTED";
+    /** The conversation does not fit the model's context window, even after compacting it. */
+    public static final String CONTEXT_OVERFLOW = "CONTEXT_OVERFLOW";
+    /** The model gave no summary when asked to compact the conversation. */
+    public static final String COMPACTION_FAILED = "COMPACTION_FAILED";
     /** An unexpected failure inside the gateway. */
     public static final String INTERNAL = "INTERNAL";
 

@@ -210,9 +210,13 @@ final class ResponsesStreamNormalizer extends StreamNormalizer {
         return content;
     }
 
+    /** OpenAI counts cached input inside {@code input_tokens}. */
+    private static final UsageTracker.Fields USAGE = new UsageTracker.Fields(List.of("input_tokens"), "output_tokens",
+            "total_tokens", "input_tokens_details.cached_tokens", null, "output_tokens_details.reasoning_tokens");
+
     @Override
     protected Usage usage() {
-        return usage.usage(List.of("input_tokens"), "output_tokens", "total_tokens");
+        return usage.usage(USAGE);
     }
 
     @Override

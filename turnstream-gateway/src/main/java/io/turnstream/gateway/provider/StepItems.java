@@ -32,6 +32,8 @@ public final class StepItems {
     private final List<ToolCallRequest> toolCalls = new ArrayList<>();
     private int nextItem;
     private int published;
+    private boolean withdrawOnRetryableFailure;
+    private boolean withdrawn;
 
     /**
      * @param idPrefix makes item ids unique within the run, e.g. {@code {runId}-s2}
@@ -105,13 +107,38 @@ public final class StepItems {
     }
 
     /**
-     * Takes back a step that will be called again: every open item ends with {@code item_cancelled},
-     * the tool calls collected so far are forgotten, and item ids go on from where they were, so the
-     * next attempt's items are new items of the same step.
+     * Takes back what the step shows, because it will be called again: every open item ends with
+     * {@code item_cancelled}, so a UI drops it. Items already done stay, and so do the tool calls
+     * that completed ({@link #toolCalls()}): they will get no result, and the caller ends them.
+     * The next attempt's items come from {@link #nextAttempt()}.
      */
     public void withdraw() {
+        withdrawn = true;
         cancelAll();
-        toolCalls.clear();
+    }
+
+    /** Whether {@link #withdraw()} was called. */
+    public boolean withdrawn() {
+        return withdrawn;
+    }
+
+    /**
+     * The items of the step's next attempt: nothing published or collected yet, and ids going on
+     * from this attempt's, so they are new items of the same step ({@code {idPrefix}-{n}}).
+     */
+    public StepItems nextAttempt() {
+        StepItems next = new StepItems(idPrefix, providerId, sink);
+        next.nextItem = nextItem;
+        return next;
+    }
+
+    /** When set, a failure a retry may cure withdraws the open items rather than failing them: the caller will retry. */
+    public void withdrawOnRetryableFailure(boolean enabled) {
+        withdrawOnRetryableFailure = enabled;
+    }
+
+    public boolean withdrawsOnRetryableFailure() {
+        return withdrawOnRetryableFailure;
     }
 
     private void emit(StreamPayload payload) {

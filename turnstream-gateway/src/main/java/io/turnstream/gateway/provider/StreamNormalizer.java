@@ -103,7 +103,11 @@ public abstract class StreamNormalizer {
     }
 
     protected final void fail(ErrorInfo why, boolean mayRetry, boolean isOverloaded) {
-        items.failAll(why);
+        if (mayRetry && items.withdrawsOnRetryableFailure()) {
+            items.withdraw();
+        } else {
+            items.failAll(why);
+        }
         error = why;
         retryable = mayRetry;
         overloaded = isOverloaded;

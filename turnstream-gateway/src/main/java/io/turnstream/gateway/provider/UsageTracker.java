@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * Token counts merged across a stream's events: providers report usage piecemeal (Anthropic's
  * {@code message_start} then {@code message_delta}, OpenAI's final chunk), and a later value of a
- * field is authoritative over an earlier one. Only top-level numeric fields are merged.
+ * field is authoritative over an earlier one. Numeric fields are merged at the top level and one
+ * level down, named {@code parent.child} (OpenAI's {@code input_tokens_details.cached_tokens}).
  */
 final class UsageTracker {
 
@@ -20,26 +21,42 @@ final class UsageTracker {
         if (usage == null || !usage.isObject()) {
             return;
         }
+        merge("", usage);
         for (Iterator<Map.Entry<String, JsonNode>> it = usage.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> field = it.next();
-            if (field.getValue().isIntegralNumber()) {
-                last.put(field.getKey(), field.getValue().asLong());
+            if (field.getValue().isObject()) {
+                merge(field.getKey() + ".", field.getValue());
             }
         }
     }
 
-    /**
-     * @param promptFields summed into prompt tokens (Anthropic counts cached input separately)
-     * @param totalField the provider's own total, or null to add prompt and completion
-     * @return null when the stream reported no usage at all
-     */
-    Usage usage(List<String> promptFields, String completionField, String totalField) {
+    private void merge(String prefix, JsonNode object) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = object.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> field = it.next();
+            if (field.getValue().isIntegralNumber()) {
+                last.put(prefix + field.getKey(), field.getValue().asLong());
+            }
+        }
+    }
+
+    /** Where a protocol reports each count; a null field is one the protocol does not report. */
+    record Fields(List<String> prompt, String completion, String total, String cacheRead, String cacheWrite,
+                  String reasoning) {
+    }
+
+    /** @return null when the stream reported no usage at all */
+    Usage usage(Fields fields) {
         if (last.isEmpty()) {
             return null;
         }
-        long prompt = promptFields.stream().mapToLong(f -> last.getOrDefault(f, 0L)).sum();
-        long completion = last.getOrDefault(completionField, 0L);
-        Long total = totalField == null ? null : last.get(totalField);
-        return new Usage(prompt, completion, total != null ? total : prompt + completion);
+        long prompt = fields.prompt().stream().mapToLong(f -> last.getOrDefault(f, 0L)).sum();
+        long completion = last.getOrDefault(fields.completion(), 0L);
+        Long total = fields.total() == null ? null : last.get(fields.total());
+        return new Usage(prompt, completion, total != null ? total : prompt + completion, reported(fields.cacheRead()),
+                reported(fields.cacheWrite()), reported(fields.reasoning()), null);
+    }
+
+    private Long reported(String field) {
+        return field == null ? null : last.get(field);
     }
 }

@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -145,7 +146,7 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
         exchange.getResponseHeaders().add("cache-control", "no-cache");
         exchange.sendResponseHeaders(200, 0);
         double rate = reply.tokensPerSecondOverride() != null ? reply.tokensPerSecondOverride() : tokensPerSecond;
-        Emitter out = new Emitter(exchange.getResponseBody(), rate, reply.stallAfterTokens());
+        Emitter out = new Emitter(exchange.getResponseBody(), rate, reply.stallAfterTokens(), reply.failAfterTokens());
 
         int messageNumber = messageIds.incrementAndGet();
         ObjectNode message = Json.MAPPER.createObjectNode()
@@ -153,8 +154,23 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
                 .put("model", request.model());
         message.putArray("content");
         message.putNull("stop_reason");
-        message.putObject("usage").put("input_tokens", Math.max(1, request.body().toString().length() / 4))
-                .put("output_tokens", 1);
+        ObjectNode usage = message.putObject("usage");
+        SimulatedReply.Usage reported = reply.usage();
+        if (reported == null) {
+            usage.put("input_tokens", Math.max(1, request.body().toString().length() / 4));
+        } else {
+            // Anthropic counts cached input apart from input_tokens
+            long cached = Objects.requireNonNullElse(reported.cacheReadInputTokens(), 0L)
+                    + Objects.requireNonNullElse(reported.cacheCreationInputTokens(), 0L);
+            usage.put("input_tokens", reported.inputTokens() - cached);
+            if (reported.cacheReadInputTokens() != null) {
+                usage.put("cache_read_input_tokens", reported.cacheReadInputTokens());
+            }
+            if (reported.cacheCreationInputTokens() != null) {
+                usage.put("cache_creation_input_tokens", reported.cacheCreationInputTokens());
+            }
+        }
+        usage.put("output_tokens", 1);
         out.event("message_start", Json.MAPPER.createObjectNode().put("type", "message_start").set("message", message));
 
         int index = 0;
@@ -162,18 +178,25 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
             // call ids must be unique across turns: llm.tool-results may be compacted by call id
             String toolIdPrefix = "toolu_sim_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20) + "_";
             if (!streamBlock(out, toolIdPrefix, index++, block)) {
+                if (out.failing()) {
+                    ObjectNode error = Json.MAPPER.createObjectNode().put("type", "error");
+                    error.putObject("error").put("type", reply.failureType()).put("message", "simulated " + reply.failureType());
+                    out.event("error", error);
+                    return;
+                }
                 holdUntilClosed();
                 return;
             }
         }
+        String stopReason = reply.stopReason() != null ? reply.stopReason() : reply.callsTools() ? "tool_use" : "end_turn";
         ObjectNode delta = Json.MAPPER.createObjectNode().put("type", "message_delta");
-        delta.putObject("delta").put("stop_reason", reply.callsTools() ? "tool_use" : "end_turn").putNull("stop_sequence");
+        delta.putObject("delta").put("stop_reason", stopReason).putNull("stop_sequence");
         delta.putObject("usage").put("output_tokens", out.tokens);
         out.event("message_delta", delta);
         out.event("message_stop", Json.MAPPER.createObjectNode().put("type", "message_stop"));
     }
 
-    /** @return false when the reply stalls inside this block */
+    /** @return false when the reply stalls or fails inside this block */
     private static boolean streamBlock(Emitter out, String toolIdPrefix, int index, SimulatedReply.Block block)
             throws IOException {
         ObjectNode start = Json.MAPPER.createObjectNode().put("type", "content_block_start").put("index", index);
@@ -238,17 +261,24 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
         private final OutputStream out;
         private final long nanosPerToken;
         private final Integer stallAfter;
+        private final Integer failAfter;
         private long firstTokenAt;
         int tokens;
 
-        Emitter(OutputStream out, double tokensPerSecond, Integer stallAfter) {
+        Emitter(OutputStream out, double tokensPerSecond, Integer stallAfter, Integer failAfter) {
             this.out = out;
             this.nanosPerToken = tokensPerSecond > 0 ? (long) (1_000_000_000L / tokensPerSecond) : 0;
             this.stallAfter = stallAfter;
+            this.failAfter = failAfter;
         }
 
         boolean tokenAllowed() {
-            return stallAfter == null || tokens < stallAfter;
+            return (stallAfter == null || tokens < stallAfter) && !failing();
+        }
+
+        /** The reply's failure point is reached: what follows is its error event. */
+        boolean failing() {
+            return failAfter != null && tokens >= failAfter;
         }
 
         void token(String name, ObjectNode data) throws IOException {

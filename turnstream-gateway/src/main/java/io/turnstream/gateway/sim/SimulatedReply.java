@@ -31,6 +31,14 @@ public final class SimulatedReply {
     private final HttpError error;
     private Double tokensPerSecond;
     private Integer stallAfterTokens;
+    private Integer failAfterTokens;
+    private String failureType;
+    private String stopReason;
+    private Usage usage;
+
+    /** Token counts to report instead of the estimate; null fields are left out of the stream. */
+    public record Usage(long inputTokens, Long cacheReadInputTokens, Long cacheCreationInputTokens) {
+    }
 
     private SimulatedReply(HttpError error) {
         this.error = error;
@@ -43,6 +51,19 @@ public final class SimulatedReply {
     /** An HTTP error, e.g. {@code httpError(429, 1, "rate_limit_error", "slow down")}; null retry-after sends none. */
     public static SimulatedReply httpError(int status, Integer retryAfterSeconds, String type, String message) {
         return new SimulatedReply(new HttpError(status, retryAfterSeconds, type, message));
+    }
+
+    /** Anthropic's answer to a request whose prompt does not fit the context window. */
+    public static SimulatedReply promptTooLong(long promptTokens, long contextWindow) {
+        return httpError(400, null, "invalid_request_error",
+                "prompt is too long: " + promptTokens + " tokens > " + contextWindow + " maximum");
+    }
+
+    /** A summary of a summarisation request's conversation ({@link SimulatedRequest#asksForSummary()}). */
+    public static SimulatedReply summaryOf(SimulatedRequest request) {
+        String opening = request.firstUserText();
+        return answer().text("Summary of " + (request.messageCount() - 1) + " earlier messages. The user asked: "
+                + (opening == null ? "(no text)" : opening));
     }
 
     public SimulatedReply thinking(String text) {
@@ -70,6 +91,44 @@ public final class SimulatedReply {
     public SimulatedReply stallAfterTokens(int tokens) {
         this.stallAfterTokens = tokens;
         return this;
+    }
+
+    /**
+     * Sends this many tokens, then an in-stream {@code error} event of this type (e.g.
+     * {@code overloaded_error}) and ends: a failure after output has started.
+     */
+    public SimulatedReply failAfterTokens(int tokens, String errorType) {
+        this.failAfterTokens = tokens;
+        this.failureType = errorType;
+        return this;
+    }
+
+    /** The {@code stop_reason} to end with, e.g. {@code max_tokens}; by default end_turn or tool_use. */
+    public SimulatedReply stopReason(String reason) {
+        this.stopReason = reason;
+        return this;
+    }
+
+    /** Reports these input token counts (cache reads and writes included) instead of an estimate from the request size. */
+    public SimulatedReply usage(long inputTokens, Long cacheReadInputTokens, Long cacheCreationInputTokens) {
+        this.usage = new Usage(inputTokens, cacheReadInputTokens, cacheCreationInputTokens);
+        return this;
+    }
+
+    public Integer failAfterTokens() {
+        return failAfterTokens;
+    }
+
+    public String failureType() {
+        return failureType;
+    }
+
+    public String stopReason() {
+        return stopReason;
+    }
+
+    public Usage usage() {
+        return usage;
     }
 
     public List<Block> blocks() {

@@ -1,6 +1,7 @@
 package io.turnstream.gateway.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.CompactionPrompts;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -31,13 +32,34 @@ public record SimulatedRequest(int number, JsonNode body) {
         return false;
     }
 
+    /** Whether the gateway asks for a summary of the conversation, to compact it. */
+    public boolean asksForSummary() {
+        return CompactionPrompts.SUMMARISE.equals(lastUserText());
+    }
+
+    /** How many messages the request carries. */
+    public int messageCount() {
+        return body.path("messages").size();
+    }
+
+    /** The text of the first message (the conversation's opening prompt), or null. */
+    public String firstUserText() {
+        JsonNode first = body.path("messages").path(0);
+        return "user".equals(first.path("role").asText()) ? text(first) : null;
+    }
+
     /** The text of the last message when it is a user message with text; null otherwise. */
     public String lastUserText() {
         JsonNode last = lastMessage();
         if (last == null || !"user".equals(last.path("role").asText())) {
             return null;
         }
-        JsonNode content = last.path("content");
+        return text(last);
+    }
+
+    /** A message's text: its string content, or its text blocks joined; null when it has none. */
+    private static String text(JsonNode message) {
+        JsonNode content = message.path("content");
         if (content.isTextual()) {
             return content.asText();
         }

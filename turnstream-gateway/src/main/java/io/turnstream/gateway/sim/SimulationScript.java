@@ -21,7 +21,8 @@ public interface SimulationScript {
     /**
      * The demo's agent. With {@code read_file} offered: reads the file the prompt names, or lists the
      * workspace root and reads the README (or first file) it finds, then answers from the file's
-     * content. Without tools: a long answer of {@code answerTokens} tokens.
+     * content. Without tools: a long answer of {@code answerTokens} tokens. Asked for a summary of the
+     * conversation, it gives one.
      */
     static SimulationScript workspaceTour(int answerTokens) {
         return new WorkspaceTour(answerTokens);
@@ -40,6 +41,9 @@ public interface SimulationScript {
 
         @Override
         public SimulatedReply reply(SimulatedRequest request) {
+            if (request.asksForSummary()) {
+                return SimulatedReply.summaryOf(request);
+            }
             List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
             if (!results.isEmpty()) {
                 return afterTool(request, results.get(0));

@@ -86,6 +86,19 @@ class UiMessageStreamTest {
     }
 
     @Test
+    void aCompactionSummaryIsADataPartNotAssistantText() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.compactionSummary("r-s3-compaction-1", "The user asked for a fix."), 2);
+        turn.completed();
+
+        await().until(chunks::ended);
+        assertThat(chunks.lines()).contains(
+                "{\"type\":\"data-compaction\",\"id\":\"r-s3-compaction-1\",\"data\":{\"summary\":\"The user asked for a fix.\"}}");
+        assertThat(chunks.deltas()).isEmpty();
+    }
+
+    @Test
     void anAppendAfterAGapWaitsForTheNextUpsert() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);

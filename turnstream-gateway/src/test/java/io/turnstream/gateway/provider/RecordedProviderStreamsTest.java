@@ -77,7 +77,7 @@ class RecordedProviderStreamsTest {
             assertToolArgumentsParse(played.payloads());
         }
         if (played.outcome().status() == StepOutcome.Status.COMPLETE) {
-            assertThat(played.outcome().usage()).isEqualTo(lastReportedUsage(fixture));
+            assertThat(tokens(played.outcome().usage())).isEqualTo(lastReportedUsage(fixture));
         }
     }
 
@@ -97,7 +97,7 @@ class RecordedProviderStreamsTest {
                 "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "anthropic"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
-        assertThat(played.outcome().usage()).isEqualTo(new Usage(472, 89, 561));
+        assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(472, 89, 561));
         assertThat(played.outcome().assistantContent().get(1).get("input"))
                 .isEqualTo(Json.fromString("{\"location\":\"San Francisco, CA\",\"unit\":\"fahrenheit\"}", JsonNode.class));
     }
@@ -146,7 +146,7 @@ class RecordedProviderStreamsTest {
                 start(0, ItemTypes.MESSAGE),
                 delta(0, "Hello, World!"),
                 done(0, ItemTypes.MESSAGE, "Hello, World!", "anthropic"));
-        assertThat(played.outcome().usage()).isEqualTo(new Usage(17, 227, 244));
+        assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(17, 227, 244));
     }
 
     @Test
@@ -186,7 +186,17 @@ class RecordedProviderStreamsTest {
                 doneCall(0, "GetWeatherArgs", "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}",
                         "call_c91SqDXlYFuETYv8mUHzz6pp", "openai-chat"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
-        assertThat(played.outcome().usage()).isEqualTo(new Usage(76, 24, 100));
+        assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(76, 24, 100));
+    }
+
+    @Test
+    void cacheAndReasoningCountsAreReportedWhereTheProviderGivesThem() {
+        assertThat(streams.play("vercel-anthropic-text.sse").outcome().usage())
+                .isEqualTo(new Usage(12, 30, 42, 0L, 0L, null, null));
+        assertThat(streams.play("openai-chat-tool-call.sse").outcome().usage())
+                .isEqualTo(new Usage(76, 24, 100, null, null, 0L, null));
+        assertThat(streams.play("vercel-responses-reasoning-fc-part1.sse").outcome().usage())
+                .isEqualTo(new Usage(134, 28, 162, 0L, null, 0L, null));
     }
 
     @Test
@@ -198,7 +208,7 @@ class RecordedProviderStreamsTest {
         expected.addAll(deltas(0, "Capital", " of", " Denmark", "."));
         expected.add(done(0, ItemTypes.MESSAGE, "Capital of Denmark.", "openai-chat"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
-        assertThat(played.outcome().usage()).isEqualTo(new Usage(15, 78, 93));
+        assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(15, 78, 93));
     }
 
     @Test
@@ -317,6 +327,11 @@ class RecordedProviderStreamsTest {
      * The oracle for usage: the last value of each field of every {@code usage} object in the
      * recording, mapped the way each provider documents its counts.
      */
+    /** The prompt, completion and total counts only. */
+    private static Usage tokens(Usage usage) {
+        return usage == null ? null : new Usage(usage.promptTokens(), usage.completionTokens(), usage.totalTokens());
+    }
+
     private static Usage lastReportedUsage(String fixture) {
         Map<String, Long> last = new HashMap<>();
         for (SseEvent event : events(RecordedStreams.bytes(fixture))) {

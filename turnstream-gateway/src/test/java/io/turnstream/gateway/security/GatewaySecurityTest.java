@@ -99,7 +99,7 @@ class GatewaySecurityTest {
 
     /** "slow:" prompts stream for a long time (until cancelled); anything else is a short answer. */
     private static SimulatedReply script(SimulatedRequest request) {
-        String prompt = request.body().at("/messages/0/content").asText();
+        String prompt = request.firstUserText();
         return prompt.startsWith("slow:")
                 ? SimulatedReply.answer().text(SimulatedText.words(20_000)).tokensPerSecond(50)
                 : SimulatedReply.answer().text("A short answer.");
@@ -148,6 +148,8 @@ class GatewaySecurityTest {
             assertRefused(send(get(gateway, "/v1/turns/" + turnId), KEY_B), 404, "no turn " + turnId);
             assertRefused(send(get(gateway, "/v1/turns/" + turnId + "/events"), KEY_B), 404, "no turn " + turnId);
             assertRefused(send(post(gateway, "/v1/turns/" + turnId + "/cancel", "{}"), KEY_B), 404, "no turn " + turnId);
+            assertRefused(send(post(gateway, "/v1/turns/" + turnId + "/tool-calls/call-1/approval", "{\"approved\": true}"),
+                    KEY_B), 404, "no turn " + turnId);
         }
     }
 

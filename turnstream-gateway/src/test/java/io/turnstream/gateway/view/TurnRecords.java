@@ -60,6 +60,13 @@ public final class TurnRecords {
         item(itemId, "message", content, changeType);
     }
 
+    /** The summary a compaction put in place of the earlier conversation. */
+    public void compactionSummary(String itemId, String summary) {
+        long version = versions.merge(itemId, 1L, Long::sum);
+        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, "message", UIUpsert.COMPLETED, version, summary,
+                "compaction", null, null, null, null, null, null, null, null), itemId);
+    }
+
     public void reasoning(String itemId, String content, String changeType) {
         item(itemId, "reasoning", content, changeType);
     }

@@ -1,0 +1,240 @@
+package io.turnstream.gateway;
+
+import static io.turnstream.gateway.TurnUpserts.end;
+import static io.turnstream.gateway.TurnUpserts.indexOf;
+import static io.turnstream.gateway.TurnUpserts.turnStatuses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.provider.ErrorCodes;
+import io.turnstream.gateway.sim.SimulatedAnthropicServer;
+import io.turnstream.gateway.sim.SimulatedReply;
+import io.turnstream.gateway.sim.SimulatedRequest;
+import io.turnstream.model.Json;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.Topics;
+import io.turnstream.model.UIStatus;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.StreamsService;
+import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.runtime.TopologyInstance;
+import io.turnstream.runtime.UpsertLog;
+import io.turnstream.tools.PublishedTools;
+import io.turnstream.tools.ToolRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Context management end to end: the simulated provider reports usage near a small context window
+ * or refuses a prompt as too long, the gateway compacts the conversation with a summarisation call
+ * and the turn goes on; the real topology turns it all into {@code llm.upserts}.
+ */
+class ContextCompactionTest {
+
+    private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
+    private static final long WINDOW = 10_000;
+    /** A listing long enough to dominate the conversation, and recognisable wherever it is sent. */
+    private static final String LONG_LISTING = "listing-marker.txt\n" + "src/some/deeply/nested/file.txt\n".repeat(80);
+
+    @TempDir
+    static Path home;
+
+    private static EmbeddedKafkaBroker broker;
+    private static StreamsService topology;
+    private static SimulatedAnthropicServer provider;
+    private static Gateway gateway;
+    private static RawEventsTap raw;
+    private static UpsertLog upserts;
+    private static final HttpClient http = HttpClient.newHttpClient();
+    /** Every request the provider received, per scenario (the prompt's first word). */
+    private static final Map<String, List<SimulatedRequest>> requests = new ConcurrentHashMap<>();
+
+    @BeforeAll
+    static void startEverything() throws Exception {
+        broker = EmbeddedKafkaBroker.onFreePort().start();
+        Properties admin = new Properties();
+        admin.put("bootstrap.servers", broker.bootstrapServers());
+        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        PublishedTools.publish(broker.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
+        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "context-compaction",
+                home.resolve("state"), Map.of()));
+        provider = SimulatedAnthropicServer.start(0, ContextCompactionTest::script, 0);
+        Properties settings = new Properties();
+        settings.put("bootstrap.servers", broker.bootstrapServers());
+        settings.put("turnstream.gateway.port", "0");
+        settings.put("turnstream.gateway.context-window.turnstream-simulated", String.valueOf(WINDOW));
+        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, ContextCompactionTest::runTool);
+        upserts = new UpsertLog(broker.bootstrapServers());
+    }
+
+    @AfterAll
+    static void stopEverything() {
+        upserts.close();
+        raw.close();
+        gateway.close();
+        provider.close();
+        topology.close();
+        broker.close();
+    }
+
+    /**
+     * Every scenario lists the workspace, then reads its README, then answers; what the provider
+     * reports or refuses on the way depends on the scenario. Summarisation requests get a summary.
+     */
+    private static SimulatedReply script(SimulatedRequest request) {
+        String body = request.body().toString();
+        String scenario = List.of("threshold:", "overflow-once:", "overflow-always:").stream()
+                .filter(body::contains).findFirst().orElse("other");
+        requests.computeIfAbsent(scenario, s -> new CopyOnWriteArrayList<>()).add(request);
+        if (request.asksForSummary()) {
+            return SimulatedReply.summaryOf(request);
+        }
+        boolean compacted = request.firstUserText().startsWith(CompactionPrompts.SUMMARY_INTRO);
+        List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
+        String lastTool = results.isEmpty() ? null : results.get(0).toolName();
+        if (lastTool == null && !compacted) {
+            return SimulatedReply.answer().toolUse("list_files", Json.MAPPER.createObjectNode().put("path", "."))
+                    .usage(1_000, null, null);
+        }
+        switch (scenario) {
+            case "threshold:" -> {
+                return "list_files".equals(lastTool)
+                        ? SimulatedReply.answer().toolUse("read_file", Json.MAPPER.createObjectNode().put("path", "README.md"))
+                                .usage(9_500, 8_000L, null)
+                        : SimulatedReply.answer().text("The README says hello.");
+            }
+            case "overflow-once:" -> {
+                return compacted ? SimulatedReply.answer().text("Answered from the summary.")
+                        : SimulatedReply.promptTooLong(12_345, WINDOW);
+            }
+            default -> {
+                return SimulatedReply.promptTooLong(12_345, WINDOW);
+            }
+        }
+    }
+
+    private static ToolResult runTool(RawEventsTap.Call call) {
+        JsonNode output = TextNode.valueOf("list_files".equals(call.toolName()) ? LONG_LISTING : "# Hello\n");
+        long now = System.currentTimeMillis();
+        return new ToolResult(call.callId(), call.turnId(), call.toolName(), true, output, null, now, now);
+    }
+
+    @Test
+    void aStepThatFillsTheWindowPastTheThresholdCompactsTheConversationAndTheTurnCompletes() throws Exception {
+        String turnId = startTurn("threshold: what does the README say?");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UITurnEvent end = end(turn);
+        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        UIStatus compacting = turnStatus(turn, "compacting");
+        assertThat(compacting.contextWindow()).isEqualTo(WINDOW);
+        assertThat(compacting.contextTokens()).as("the second step's prompt and output").isGreaterThan(9_500);
+        UIUpsert summary = compactionItem(turn);
+        assertThat(summary.itemType()).isEqualTo("message");
+        assertThat(summary.changeType()).isEqualTo(UIUpsert.COMPLETED);
+        assertThat(summary.content()).startsWith("Summary of 3 earlier messages. The user asked: threshold:");
+        assertThat(indexOf(turn, compacting)).isLessThan(indexOf(turn, summary));
+        assertThat(indexOf(turn, summary)).isLessThan(indexOf(turn, turnStatus(turn, "running")));
+
+        List<SimulatedRequest> sent = requests.get("threshold:");
+        assertThat(sent).hasSize(4);
+        SimulatedRequest summarisation = sent.get(2);
+        assertThat(summarisation.asksForSummary()).isTrue();
+        assertThat(summarisation.body().toString()).as("the older part is summarised").contains("listing-marker.txt")
+                .as("the kept step is not").doesNotContain("\"path\":\"README.md\"");
+        JsonNode next = sent.get(3).body().get("messages");
+        assertThat(next).as("summary, then the kept step: its read_file call and result").hasSize(3);
+        assertThat(sent.get(3).firstUserText()).isEqualTo(CompactionPrompts.summaryMessage(summary.content()));
+        assertThat(next.get(1).toString()).contains("tool_use").contains("read_file");
+        assertThat(next.get(2).toString()).contains("tool_result").contains("# Hello");
+        assertThat(sent.get(3).body().toString()).as("the old messages are gone")
+                .doesNotContain("listing-marker.txt").doesNotContain("list_files\",\"input");
+        assertThat(gateway.metrics().get(GatewayMetrics.Counter.COMPACTIONS)).isPositive();
+    }
+
+    @Test
+    void aPromptTooLongErrorCompactsOnceAndTheStepIsCalledAgain() throws Exception {
+        String turnId = startTurn("overflow-once: what is here?");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UITurnEvent end = end(turn);
+        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        UIStatus compacting = turnStatus(turn, "compacting");
+        assertThat(compacting.contextTokens()).as("as the provider reported it").isEqualTo(12_345);
+        assertThat(compacting.contextWindow()).isEqualTo(WINDOW);
+        assertThat(compactionItem(turn).content()).contains("The user asked: overflow-once:");
+        assertThat(agentMessages(turn)).containsExactly("Answered from the summary.");
+        List<SimulatedRequest> sent = requests.get("overflow-once:");
+        assertThat(sent).extracting(SimulatedRequest::asksForSummary).containsExactly(false, false, true, false);
+        assertThat(sent.get(3).messageCount()).as("everything was summarised").isEqualTo(1);
+    }
+
+    @Test
+    void aPromptStillTooLongAfterCompactingFailsTheTurnWithAClearError() throws Exception {
+        String turnId = startTurn("overflow-always: what is here?");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UITurnEvent end = end(turn);
+        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_ERROR);
+        assertThat(end.error().code()).isEqualTo(ErrorCodes.CONTEXT_OVERFLOW);
+        assertThat(end.error().message()).isEqualTo("the conversation does not fit the context window of "
+                + "turnstream-simulated (10000 tokens) even after compacting it: the provider answered HTTP 400: "
+                + "prompt is too long: 12345 tokens > 10000 maximum");
+        assertThat(requests.get("overflow-always:")).as("compacted once, not again")
+                .filteredOn(SimulatedRequest::asksForSummary).hasSize(1);
+        assertThat(compactionItem(turn)).isNotNull();
+    }
+
+    // ---- helpers ----
+
+    private static UIStatus turnStatus(List<UpsertEnvelope> turn, String status) {
+        return turnStatuses(turn).stream().filter(s -> status.equals(s.status())).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + status + " status in " + turn));
+    }
+
+    private static UIUpsert compactionItem(List<UpsertEnvelope> turn) {
+        return turn.stream().map(UpsertEnvelope::payload)
+                .filter(p -> p instanceof UIUpsert u && "compaction".equals(u.origin()))
+                .map(p -> (UIUpsert) p).findFirst()
+                .orElseThrow(() -> new AssertionError("no compaction item in " + turn));
+    }
+
+    private static List<String> agentMessages(List<UpsertEnvelope> turn) {
+        return turn.stream().map(UpsertEnvelope::payload)
+                .filter(p -> p instanceof UIUpsert u && "message".equals(u.itemType()) && "agent".equals(u.origin())
+                        && UIUpsert.COMPLETED.equals(u.changeType()))
+                .map(p -> ((UIUpsert) p).content()).toList();
+    }
+
+    private static String startTurn(String prompt) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/v1/turns"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(Json.toString(Json.MAPPER.createObjectNode().put("prompt", prompt))))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+    }
+}
