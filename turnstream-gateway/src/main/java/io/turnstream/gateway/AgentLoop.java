@@ -145,7 +145,7 @@ final class AgentLoop implements Runnable {
             LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
                     turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
             publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
-                    turn.provider().name(), System.currentTimeMillis(), turn.tenantId()));
+                    turn.provider().name(), producer.clock().millis(), turn.tenantId()));
         }
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
@@ -327,9 +327,10 @@ final class AgentLoop implements Runnable {
     }
 
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
+        long now = producer.clock().millis();
         publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
-                TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, System.currentTimeMillis()));
-        reporter.toolEnded(call, why.status(), startedAt, why.error());
+                TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, now));
+        reporter.toolEnded(call, why.status(), startedAt, now, why.error());
     }
 
     private String outputId(int step, int index) {

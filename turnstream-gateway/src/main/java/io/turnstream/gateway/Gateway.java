@@ -22,6 +22,7 @@ import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,6 +64,7 @@ public final class Gateway implements AutoCloseable {
     private static final long ACCEPT_TIMEOUT_MS = 30_000;
 
     private final GatewayConfig config;
+    private final Clock clock;
     private final GatewayMetrics metrics = new GatewayMetrics();
     private final TurnRegistry registry = new TurnRegistry();
     private final ApprovalDecisions approvals = new ApprovalDecisions();
@@ -93,6 +95,7 @@ public final class Gateway implements AutoCloseable {
     private Gateway(Settings settings, ProviderEndpoints endpoints, List<GatewayServer.Routes> extraRoutes,
                     ServiceMetrics shared) {
         this.config = GatewayConfig.from(settings);
+        this.clock = settings.clock();
         config.security().requireSafeToListenOn(config.host());
         this.tenantLimits = TenantLimits.of(config.security());
         this.ownsMetrics = shared == null;
@@ -151,7 +154,7 @@ public final class Gateway implements AutoCloseable {
         awaitPublishedTools();
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
-                OwnershipConfig.from(settings), resumer, this::runTurn, serviceMetrics);
+                OwnershipConfig.from(settings), resumer, this::runTurn, serviceMetrics, clock);
         LOG.info("gateway listening on {}; default provider {}; {}", server.baseUrl(), providers.defaultProvider(),
                 config.security().keys());
     }
@@ -222,7 +225,7 @@ public final class Gateway implements AutoCloseable {
         String runId = "run-" + UUID.randomUUID();
         String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
         try {
-            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, System.currentTimeMillis(),
+            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, clock.millis(),
                     request.toJson()), trace).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

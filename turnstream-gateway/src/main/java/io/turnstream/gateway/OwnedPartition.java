@@ -8,6 +8,7 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
@@ -40,6 +41,7 @@ final class OwnedPartition implements AutoCloseable {
     private final TopicPartition partition;
     private final Topics topics;
     private final WireFormat format;
+    private final Clock clock;
     private final KafkaProducer<String, byte[]> producer;
     private final AutoCloseable producerMetrics;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -52,8 +54,9 @@ final class OwnedPartition implements AutoCloseable {
 
     /** Fences the previous owner: returns once its open transaction is aborted. */
     OwnedPartition(TopicPartition partition, Properties kafkaProperties, String groupId, Topics topics,
-                   WireFormat format, ServiceMetrics metrics) {
+                   WireFormat format, ServiceMetrics metrics, Clock clock) {
         this.partition = partition;
+        this.clock = clock;
         this.topics = topics;
         this.format = format;
         Properties props = new Properties();
@@ -84,8 +87,13 @@ final class OwnedPartition implements AutoCloseable {
     TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {
         return new TurnPublisher() {
             @Override
+            public Clock clock() {
+                return clock;
+            }
+
+            @Override
             public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
-                StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), System.currentTimeMillis(),
+                StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), clock.millis(),
                         trace.toJson(), runId, payload.type(), payload);
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
                         format.write(topics.rawEvents(), event));

@@ -6,6 +6,7 @@ import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -63,14 +64,16 @@ final class PartitionOwnership implements AutoCloseable {
     private final Turns turns;
     private final TurnResumer resumer;
     private final ServiceMetrics metrics;
+    private final Clock clock;
     private final KafkaConsumer<String, byte[]> consumer;
     private final Map<TopicPartition, OwnedPartition> owned = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
 
     PartitionOwnership(Properties kafkaProperties, Topics topics, WireFormat format, OwnershipConfig config,
-                  TurnResumer resumer, Turns turns, ServiceMetrics metrics) {
+                  TurnResumer resumer, Turns turns, ServiceMetrics metrics, Clock clock) {
         this.kafkaProperties = kafkaProperties;
+        this.clock = clock;
         this.topics = topics;
         this.format = format;
         this.config = config;
@@ -164,7 +167,7 @@ final class PartitionOwnership implements AutoCloseable {
     /** Fences the previous owners, then resumes every unfinished turn of the partitions. */
     private void takeOver(Collection<TopicPartition> partitions) {
         for (TopicPartition partition : partitions) {
-            owned.put(partition, new OwnedPartition(partition, kafkaProperties, config.groupId(), topics, format, metrics));
+            owned.put(partition, new OwnedPartition(partition, kafkaProperties, config.groupId(), topics, format, metrics, clock));
         }
         for (TopicPartition partition : partitions) {
             catchUp(partition, owned.get(partition));

@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 
 /** Where a running turn writes: its raw events, and a checkpoint when a model step completes. */
@@ -16,4 +17,7 @@ interface TurnPublisher {
 
     /** Records a completed step (see {@link TurnProgress#checkpoint}), so another gateway can go on after it. */
     CompletableFuture<Void> stepDone(int step, JsonNode checkpoint);
+
+    /** The time the turn's events are stamped with. */
+    Clock clock();
 }

@@ -76,8 +76,8 @@ final class TurnStatusReporter {
     }
 
     /** The call will never have a result: the turn was cancelled or stopped waiting. */
-    void toolEnded(ToolCallRequest call, String status, Long startedAt, ErrorInfo why) {
-        tool(call, status, startedAt, System.currentTimeMillis(), why);
+    void toolEnded(ToolCallRequest call, String status, Long startedAt, long endedAt, ErrorInfo why) {
+        tool(call, status, startedAt, endedAt, why);
     }
 
     private void tool(ToolCallRequest call, String status, Long startedAt, Long completedAt, ErrorInfo error) {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.Properties;
 import org.apache.kafka.clients.CommonClientConfigs;
 
@@ -13,16 +14,22 @@ import org.apache.kafka.clients.CommonClientConfigs;
  * properties file ({@code --config}), the environment ({@code TURNSTREAM_BOOTSTRAP_SERVERS}) and
  * command-line flags. Properties starting with {@code turnstream.} are ours; every other
  * property (security, SASL, client tuning, Streams settings) passes through to Kafka untouched.
+ * They also carry the clock services read the time from: the system clock, unless a test sets
+ * another with {@link #withClock}.
  */
 public final class Settings {
 
     public static final String BOOTSTRAP_ENV = "TURNSTREAM_BOOTSTRAP_SERVERS";
     private static final String OWN_PREFIX = "turnstream.";
+    /** The one place the system clock is chosen: everything else takes its clock from the settings. */
+    private static final Clock SYSTEM_CLOCK = Clock.systemUTC();
 
     private final Properties all;
+    private final Clock clock;
 
-    private Settings(Properties all) {
+    private Settings(Properties all, Clock clock) {
         this.all = all;
+        this.clock = clock;
     }
 
     /**
@@ -39,20 +46,30 @@ public final class Settings {
         if (bootstrapServers != null && !bootstrapServers.isBlank()) {
             props.setProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         }
-        return new Settings(props);
+        return new Settings(props, SYSTEM_CLOCK);
     }
 
     public static Settings of(Properties props) {
         Properties copy = new Properties();
         copy.putAll(props);
-        return new Settings(copy);
+        return new Settings(copy, SYSTEM_CLOCK);
     }
 
     public Settings with(String key, String value) {
         Properties copy = new Properties();
         copy.putAll(all);
         copy.setProperty(key, value);
-        return new Settings(copy);
+        return new Settings(copy, clock);
+    }
+
+    /** The same settings, with the time read from {@code clock}. */
+    public Settings withClock(Clock clock) {
+        return new Settings(all, clock);
+    }
+
+    /** Where services read the wall-clock time (outside the topology, which uses its processor context's). */
+    public Clock clock() {
+        return clock;
     }
 
     public String bootstrapServers() {

@@ -3,6 +3,7 @@ package io.turnstream.tools;
 import io.turnstream.model.Json;
 import io.turnstream.model.ToolCall;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -45,10 +46,12 @@ final class CallLedger {
     }
 
     private final String topic;
+    private final Clock clock;
     private final Map<TopicPartition, PartitionLedger> partitions = new HashMap<>();
 
-    CallLedger(String topic) {
+    CallLedger(String topic, Clock clock) {
         this.topic = topic;
+        this.clock = clock;
     }
 
     /**
@@ -96,7 +99,7 @@ final class CallLedger {
 
     ProducerRecord<String, byte[]> record(ToolCall call, RecordPosition position, Mark mark) {
         Entry entry = new Entry(call.callId(), call.turnId(), call.toolName(), mark.name(), position.offset(),
-                System.currentTimeMillis());
+                clock.millis());
         return new ProducerRecord<>(topic, position.partition().partition(), call.callId(), Json.toBytes(entry));
     }
 

@@ -5,6 +5,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TopicReader;
 import java.time.Duration;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -38,7 +39,8 @@ final class ToolDefinitionPublisher {
     private ToolDefinitionPublisher() {
     }
 
-    static void publish(Properties kafkaProperties, Topics topics, WireFormat wire, ToolRegistry registry, String instanceId) {
+    static void publish(Properties kafkaProperties, Topics topics, WireFormat wire, ToolRegistry registry, String instanceId,
+                        Clock clock) {
         String topic = topics.toolDefinitions();
         Set<String> withdrawn = new TreeSet<>(publishedNames(kafkaProperties, topic));
         Properties props = new Properties();
@@ -46,7 +48,7 @@ final class ToolDefinitionPublisher {
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + instanceId + "-definitions");
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         List<Future<RecordMetadata>> sent = new ArrayList<>();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
             for (ToolDefinition tool : registry.definitions()) {

@@ -12,8 +12,8 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -75,6 +75,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private final ToolExecutorConfig config;
     private final Topics topics;
     private final WireFormat wire;
+    private final Clock clock;
     private final CallLedger ledger;
     private final OffsetTracker offsets = new OffsetTracker();
     private final Queue<Outgoing> outgoing = new ConcurrentLinkedQueue<>();
@@ -96,9 +97,10 @@ public final class ToolExecutorService implements AutoCloseable {
     /** What made a helper of the loop (the cancel listener) stop for good; the executor stops with it. */
     private volatile Throwable helperFailure;
     private volatile int pausedPartitions;
-    private long nextSweep;
+    /** Deadlines of the loop, in {@link System#nanoTime()}: intervals, not moments, so not from the clock. */
+    private long nextSweep = System.nanoTime();
     private int failuresInARow;
-    private long resumeFetchingAt;
+    private long resumeFetchingAt = System.nanoTime();
 
     /** What the loop publishes in its next transaction. */
     private sealed interface Outgoing permits Answer, StartMarker, ControlNotice, DeadLetter {
@@ -131,7 +133,8 @@ public final class ToolExecutorService implements AutoCloseable {
         this.config = ToolExecutorConfig.from(settings);
         this.topics = settings.topics();
         this.wire = wire;
-        this.ledger = new CallLedger(config.ledgerTopic());
+        this.clock = settings.clock();
+        this.ledger = new CallLedger(config.ledgerTopic(), clock);
         if (settings.bootstrapServers() == null) {
             throw new IllegalArgumentException("the tool executor needs bootstrap servers (--bootstrap-servers or "
                     + Settings.BOOTSTRAP_ENV + ")");
@@ -160,13 +163,13 @@ public final class ToolExecutorService implements AutoCloseable {
         try {
             Workspace workspace = new Workspace(config.workspace());
             ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
-            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId());
+            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId(), clock);
             if (serviceMetrics == null) {
                 serviceMetrics = ServiceMetrics.create("tool-executor", settings);
                 ownsServiceMetrics = true;
             }
             metrics = new ToolExecutorMetrics(config.instanceId(), serviceMetrics.reporter("turnstream"));
-            scheduler = new ToolScheduler(registry, config, workspace, new ToKafka());
+            scheduler = new ToolScheduler(registry, config, workspace, new ToKafka(), clock);
             metrics.gauges(scheduler::running, scheduler::queued, () -> pausedPartitions);
             producer = new KafkaProducer<>(producerProperties(), new StringSerializer(), new ByteArraySerializer());
             producer.initTransactions();
@@ -175,7 +178,7 @@ public final class ToolExecutorService implements AutoCloseable {
             serviceMetrics.bind(consumer);
             ledgerReader = new KafkaConsumer<>(plainConsumerProperties("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
             cancels = new CancelListener(plainConsumerProperties("cancels"), topics.control(), wire,
-                    Instant.now().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
+                    clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");
             loop.start();
             LOG.info("tool executor {} started: workspace {}, tools {}", config.instanceId(), workspace.root(),
@@ -276,10 +279,10 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         flush();
         applyBackpressure();
-        if (System.currentTimeMillis() >= nextSweep) {
+        if (System.nanoTime() - nextSweep >= 0) {
             scheduler.sweep();
             ledger.prune(offsets.lastCommitted());
-            nextSweep = System.currentTimeMillis() + SWEEP_EVERY.toMillis();
+            nextSweep = System.nanoTime() + SWEEP_EVERY.toNanos();
         }
     }
 
@@ -327,7 +330,7 @@ public final class ToolExecutorService implements AutoCloseable {
                 outgoing.add(new Answer(call, position, ToolResults.refusal(call, ToolErrors.OUTCOME_UNKNOWN,
                         "Tool " + call.toolName() + " was started before the tool executor restarted, and its outcome is "
                                 + "unknown: it was not run again because it is not idempotent. Check its effects before "
-                                + "calling it again.")));
+                                + "calling it again.", clock.millis())));
             } else {
                 rememberTrace(record, position);
                 scheduler.submit(call, position);
@@ -453,7 +456,8 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         rewind(consumer.assignment());
         // hold fetching for a while (still polling, so the group membership stays), longer after each failure
-        resumeFetchingAt = System.currentTimeMillis() + Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10));
+        resumeFetchingAt = System.nanoTime()
+                + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10))).toNanos();
     }
 
     /** A new producer with the same transactional id, which aborts whatever the old one left open. */
@@ -495,7 +499,7 @@ public final class ToolExecutorService implements AutoCloseable {
 
     /** Pauses the tool-call partitions while too many calls are held; polling goes on, so the group never times out. */
     private void applyBackpressure() {
-        if (closing || System.currentTimeMillis() < resumeFetchingAt || scheduler.unresolved() >= config.maxInFlight()) {
+        if (closing || System.nanoTime() - resumeFetchingAt < 0 || scheduler.unresolved() >= config.maxInFlight()) {
             consumer.pause(consumer.assignment());
         } else if (!consumer.paused().isEmpty()) {
             consumer.resume(consumer.paused());
@@ -505,9 +509,9 @@ public final class ToolExecutorService implements AutoCloseable {
 
     /** On close: no new calls, running ones get the shutdown grace to finish and be published. */
     private void drain() {
-        long deadline = System.currentTimeMillis() + config.shutdownGrace().toMillis();
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
         applyBackpressure();
-        while (scheduler.unresolved() > 0 && System.currentTimeMillis() < deadline) {
+        while (scheduler.unresolved() > 0 && System.nanoTime() - deadline < 0) {
             poll();
             flush();
         }

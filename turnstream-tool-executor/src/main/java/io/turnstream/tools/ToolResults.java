@@ -15,18 +15,17 @@ final class ToolResults {
     private ToolResults() {
     }
 
-    static ToolResult success(ToolCall call, JsonNode output, long startedAt) {
-        return new ToolResult(call.callId(), call.turnId(), call.toolName(), true, output, null, startedAt,
-                System.currentTimeMillis());
+    static ToolResult success(ToolCall call, JsonNode output, long startedAt, long completedAt) {
+        return new ToolResult(call.callId(), call.turnId(), call.toolName(), true, output, null, startedAt, completedAt);
     }
 
-    static ToolResult failure(ToolCall call, String code, String message, long startedAt) {
+    static ToolResult failure(ToolCall call, String code, String message, long startedAt, long completedAt) {
         return new ToolResult(call.callId(), call.turnId(), call.toolName(), false, TextNode.valueOf(message),
-                ErrorInfo.of(code, message), startedAt, System.currentTimeMillis());
+                ErrorInfo.of(code, message), startedAt, completedAt);
     }
 
-    /** A failure of a call that never ran: it starts and completes now. */
-    static ToolResult refusal(ToolCall call, String code, String message) {
-        return failure(call, code, message, System.currentTimeMillis());
+    /** A failure of a call that never ran: it starts and completes {@code at}. */
+    static ToolResult refusal(ToolCall call, String code, String message, long at) {
+        return failure(call, code, message, at, at);
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -135,6 +136,7 @@ final class ToolScheduler implements AutoCloseable {
     private final ToolExecutorConfig config;
     private final Workspaces workspaces;
     private final Outcomes outcomes;
+    private final Clock clock;
     private final ExecutorService workers = Executors.newCachedThreadPool(daemonThreads("turnstream-tool-"));
     private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, daemonThreads("turnstream-tool-timer-"));
     private final Map<String, Turn> turns = new HashMap<>();
@@ -143,8 +145,9 @@ final class ToolScheduler implements AutoCloseable {
     private int running;
 
     /** @param workspace the root; each tenant's calls run in their own directory below it (see {@link Workspaces}) */
-    ToolScheduler(ToolRegistry registry, ToolExecutorConfig config, Workspace workspace, Outcomes outcomes) {
+    ToolScheduler(ToolRegistry registry, ToolExecutorConfig config, Workspace workspace, Outcomes outcomes, Clock clock) {
         this.registry = registry;
+        this.clock = clock;
         this.config = config;
         this.workspaces = new Workspaces(workspace, config.workspacePerThread());
         this.outcomes = outcomes;
@@ -153,7 +156,7 @@ final class ToolScheduler implements AutoCloseable {
 
     /** Accepts a call: answers it at once when it cannot run, otherwise queues it and starts what can start. */
     synchronized void submit(ToolCall call, RecordPosition position) {
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         Turn turn = turns.computeIfAbsent(call.turnId(), id -> new Turn(position.partition()));
         turn.lastActivity = now;
         int repeats = turn.repeats(call);
@@ -193,7 +196,7 @@ final class ToolScheduler implements AutoCloseable {
             return;
         }
         call.state = State.RUNNING;
-        call.startedAt = System.currentTimeMillis();
+        call.startedAt = clock.millis();
         running++;
         Duration timeout = config.timeoutFor(call.tool);
         call.work = workers.submit(() -> run(call));
@@ -235,7 +238,8 @@ final class ToolScheduler implements AutoCloseable {
             startWhatCan(turns.get(call.call.turnId()));
         } else {
             String why = reason == null || reason.isBlank() ? "" : ": " + reason;
-            if (resolve(call, ToolResults.refusal(call.call, ToolErrors.DENIED, "Not executed: the call was denied" + why))) {
+            if (resolve(call, ToolResults.refusal(call.call, ToolErrors.DENIED, "Not executed: the call was denied" + why,
+                    clock.millis()))) {
                 startWhatCan(turns.get(call.call.turnId()));
             }
         }
@@ -243,7 +247,7 @@ final class ToolScheduler implements AutoCloseable {
 
     /** A user cancelled the turn: its calls, queued or running, and any that arrive later are aborted. */
     synchronized void cancelTurn(String turnId) {
-        cancelledTurns.put(turnId, System.currentTimeMillis());
+        cancelledTurns.put(turnId, clock.millis());
         Turn turn = turns.get(turnId);
         if (turn != null) {
             abortAll(turn, ToolResults.ABORTED_BY_USER);
@@ -274,7 +278,7 @@ final class ToolScheduler implements AutoCloseable {
 
     /** Forgets idle turns and old cancellations, so no state lives forever. */
     synchronized void sweep() {
-        long horizon = System.currentTimeMillis() - config.turnMemory().toMillis();
+        long horizon = clock.millis() - config.turnMemory().toMillis();
         turns.values().removeIf(turn -> turn.calls.isEmpty() && turn.lastActivity < horizon);
         cancelledTurns.values().removeIf(at -> at < horizon);
     }
@@ -309,19 +313,19 @@ final class ToolScheduler implements AutoCloseable {
             ToolContext context = new ToolContext(call.call.callId(), call.call.turnId(), workspaces.of(call.call),
                     config.limits(), () -> call.cancelled);
             JsonNode output = call.tool.execute(call.arguments, context);
-            finish(call, ToolResults.success(call.call, config.limits().cap(output), call.startedAt), false);
+            finish(call, ToolResults.success(call.call, config.limits().cap(output), call.startedAt, clock.millis()), false);
         } catch (ToolException e) {
-            finish(call, ToolResults.failure(call.call, e.code(), e.getMessage(), call.startedAt), e.unrecoverable());
+            finish(call, ToolResults.failure(call.call, e.code(), e.getMessage(), call.startedAt, clock.millis()), e.unrecoverable());
         } catch (IOException e) {
             finish(call, ToolResults.failure(call.call, ToolErrors.TOOL_ERROR,
-                    e.getClass().getSimpleName() + ": " + e.getMessage(), call.startedAt), false);
+                    e.getClass().getSimpleName() + ": " + e.getMessage(), call.startedAt, clock.millis()), false);
         } catch (Throwable e) {
             // after an abort or a timeout the tool ends by exception: the call is resolved already and finish ignores it
             if (!call.cancelled) {
                 LOG.warn("tool {} crashed on call {}", call.tool.name(), call.call.callId(), e);
             }
             finish(call, ToolResults.failure(call.call, ToolErrors.TOOL_CRASHED,
-                    "Tool " + call.tool.name() + " crashed: " + e, call.startedAt), true);
+                    "Tool " + call.tool.name() + " crashed: " + e, call.startedAt, clock.millis()), true);
         } finally {
             MDC.remove("turnId");
         }
@@ -340,23 +344,24 @@ final class ToolScheduler implements AutoCloseable {
 
     private synchronized void timedOut(ScheduledCall call, Duration timeout) {
         if (resolve(call, ToolResults.failure(call.call, ToolErrors.TIMEOUT, "Tool " + call.tool.name()
-                + " timed out after " + timeout.toMillis() + " ms and was stopped", call.startedAt))) {
+                + " timed out after " + timeout.toMillis() + " ms and was stopped", call.startedAt, clock.millis()))) {
             stop(call);
             startWhatCan(turns.get(call.call.turnId()));
         }
     }
 
     private void abortAll(Turn turn, String message) {
+        long now = clock.millis();
         for (ScheduledCall call : List.copyOf(turn.calls)) {
             if (resolve(call, ToolResults.failure(call.call, ToolErrors.ABORTED, message,
-                    call.startedAt > 0 ? call.startedAt : System.currentTimeMillis()))) {
+                    call.startedAt > 0 ? call.startedAt : now, now))) {
                 stop(call);
             }
         }
     }
 
     private void refuse(ToolCall call, RecordPosition position, String code, String message) {
-        outcomes.resolved(call, position, ToolResults.refusal(call, code, message));
+        outcomes.resolved(call, position, ToolResults.refusal(call, code, message, clock.millis()));
     }
 
     /** Marks a call answered and hands its result over; false when it was answered already. */

@@ -2,6 +2,7 @@ package io.turnstream.tools;
 
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import java.time.Clock;
 import java.util.Properties;
 
 /** Publishes a registry's tools on {@code llm.tool-definitions} as a starting executor does, for gateway tests with a stub executor. */
@@ -13,6 +14,6 @@ public final class PublishedTools {
     public static void publish(String bootstrapServers, Topics topics, ToolRegistry registry) {
         Properties props = new Properties();
         props.setProperty("bootstrap.servers", bootstrapServers);
-        ToolDefinitionPublisher.publish(props, topics, WireFormat.JSON, registry, "test-stub-executor");
+        ToolDefinitionPublisher.publish(props, topics, WireFormat.JSON, registry, "test-stub-executor", Clock.systemUTC());
     }
 }

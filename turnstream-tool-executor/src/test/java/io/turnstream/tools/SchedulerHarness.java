@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +45,11 @@ final class SchedulerHarness implements AutoCloseable {
 
     /** @param settings {@code turnstream.tool-executor.*} keys without the prefix, in pairs */
     SchedulerHarness(ToolRegistry registry, String... settings) {
+        this(Clock.systemUTC(), registry, settings);
+    }
+
+    /** As above, with the time read from {@code clock}. */
+    SchedulerHarness(Clock clock, ToolRegistry registry, String... settings) {
         try {
             workspace = Files.createTempDirectory("turnstream-ws");
             Properties props = new Properties();
@@ -77,7 +83,7 @@ final class SchedulerHarness implements AutoCloseable {
                         scheduler.launch(call);
                     }
                 }
-            });
+            }, clock);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

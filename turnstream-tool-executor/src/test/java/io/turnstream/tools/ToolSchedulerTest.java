@@ -5,7 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ToolResult;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -26,6 +29,19 @@ class ToolSchedulerTest {
 
     private static String named(String name) {
         return GatedTools.named(name);
+    }
+
+    @Test
+    void resultsAreStampedWithTheExecutorsClock() {
+        Instant fixed = Instant.parse("2026-01-02T03:04:05Z");
+        try (SchedulerHarness harness = new SchedulerHarness(Clock.fixed(fixed, ZoneOffset.UTC), ToolRegistry.of(List.of(read)))) {
+            String call = harness.call("turn-1", "read", named("a"));
+            open("a");
+
+            ToolResult result = harness.awaitResult(call);
+            assertThat(result.startedAt()).isEqualTo(fixed.toEpochMilli());
+            assertThat(result.completedAt()).isEqualTo(fixed.toEpochMilli());
+        }
     }
 
     @Test
