@@ -22,7 +22,8 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
     private final long windowNanos;
     private final LongSupplier nanoClock;
     private final Deque<Long> recentReplacements = new ArrayDeque<>();
-    private volatile Throwable lastFailure;
+    /** The failure that began the replacements within the window: later ones are often its consequences. */
+    private volatile Throwable firstFailure;
 
     ThreadReplacementBudget(int maxReplacements, Duration window, LongSupplier nanoClock) {
         this.maxReplacements = maxReplacements;
@@ -32,10 +33,12 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
 
     @Override
     public synchronized StreamThreadExceptionResponse handle(Throwable failure) {
-        lastFailure = failure;
         long now = nanoClock.getAsLong();
         while (!recentReplacements.isEmpty() && now - recentReplacements.peekFirst() > windowNanos) {
             recentReplacements.removeFirst();
+        }
+        if (recentReplacements.isEmpty()) {
+            firstFailure = failure;
         }
         if (recentReplacements.size() >= maxReplacements) {
             LOG.error("stream thread failed again after {} replacements within {} s; shutting down: {}",
@@ -48,8 +51,12 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
         return StreamThreadExceptionResponse.REPLACE_THREAD;
     }
 
-    /** The failure that made the last thread die, or null. */
-    Throwable lastFailure() {
-        return lastFailure;
+    /**
+     * The failure that began the failures leading to the last replacement or the shutdown, or null. It
+     * is the one to report: a replaced thread can die of a consequence of it instead (a send that finds
+     * the producer already in an error state names another topic than the record that failed).
+     */
+    Throwable firstFailure() {
+        return firstFailure;
     }
 }

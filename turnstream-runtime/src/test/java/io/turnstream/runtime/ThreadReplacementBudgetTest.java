@@ -14,13 +14,26 @@ class ThreadReplacementBudgetTest {
     private final ThreadReplacementBudget budget = new ThreadReplacementBudget(2, Duration.ofMinutes(5), clock::get);
 
     @Test
-    void aFailingThreadIsReplacedUntilTheBudgetIsSpentThenTheClientStops() {
-        RuntimeException failure = new RuntimeException("broker blip");
+    void aFailingThreadIsReplacedUntilTheBudgetIsSpentThenTheClientStopsReportingTheFirstFailure() {
+        RuntimeException failure = new RuntimeException("record too large for llm.upserts");
+        RuntimeException consequence = new RuntimeException("producer in an error state");
 
         assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
-        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
-        assertThat(budget.handle(failure)).isEqualTo(SHUTDOWN_CLIENT);
-        assertThat(budget.lastFailure()).isSameAs(failure);
+        assertThat(budget.handle(consequence)).isEqualTo(REPLACE_THREAD);
+        assertThat(budget.handle(consequence)).isEqualTo(SHUTDOWN_CLIENT);
+        assertThat(budget.firstFailure()).isSameAs(failure);
+    }
+
+    @Test
+    void aFailureAfterAQuietWindowIsTheFirstOfANewEpisode() {
+        RuntimeException old = new RuntimeException("broker blip");
+        RuntimeException fresh = new RuntimeException("another blip");
+
+        budget.handle(old);
+        clock.addAndGet(Duration.ofMinutes(6).toNanos());
+        budget.handle(fresh);
+
+        assertThat(budget.firstFailure()).isSameAs(fresh);
     }
 
     @Test

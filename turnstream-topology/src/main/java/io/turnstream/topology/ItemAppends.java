@@ -6,7 +6,7 @@ import io.turnstream.topology.ItemBuffer.Tail;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.streams.processor.api.ProcessorContext;
+import java.util.function.LongSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -24,14 +24,16 @@ import org.apache.kafka.streams.processor.api.Record;
  */
 final class ItemAppends {
 
-    private final ProcessorContext<String, byte[]> context;
+    private final Sinks sinks;
+    private final LongSupplier clock;
     private final TopologyConfig config;
     private final ItemBuffer buffer;
     /** Item keys with text not sent yet, and when each was armed. */
     private final Map<String, Long> armed = new HashMap<>();
 
-    ItemAppends(ProcessorContext<String, byte[]> context, TopologyConfig config, ItemBuffer buffer) {
-        this.context = context;
+    ItemAppends(Sinks sinks, LongSupplier clock, TopologyConfig config, ItemBuffer buffer) {
+        this.sinks = sinks;
+        this.clock = clock;
         this.config = config;
         this.buffer = buffer;
     }
@@ -39,7 +41,7 @@ final class ItemAppends {
     /** The item gained text: arms its append for the next tick unless armed. */
     void textAdded(String itemKey, ItemState item) {
         if (item.emitsWhileStreaming()) {
-            armed.putIfAbsent(itemKey, context.currentSystemTimeMs());
+            armed.putIfAbsent(itemKey, clock.getAsLong());
         }
     }
 
@@ -92,10 +94,10 @@ final class ItemAppends {
         if (text.isEmpty()) {
             return;
         }
-        long now = context.currentSystemTimeMs();
+        long now = clock.getAsLong();
         ItemAppend append = new ItemAppend(turn.turnId, item.itemId, ++turn.appendSeq, item.appendedCodePoints, text, now);
         byte[] bytes = config.wireFormat().write(config.topics().itemAppends(), append);
-        context.forward(new Record<>(turn.turnId, bytes, now, TurnTrace.headers(turn)), UpsertTopology.ITEM_APPENDS_SINK);
+        sinks.send(UpsertTopology.ITEM_APPENDS_SINK, new Record<>(turn.turnId, bytes, now, TurnTrace.headers(turn)));
         item.appendedCodePoints += text.codePointCount(0, text.length());
     }
 }

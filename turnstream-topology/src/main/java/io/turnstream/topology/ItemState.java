@@ -33,13 +33,25 @@ final class ItemState {
     int appendedChunk;
     int appendedChars;
 
-    /** Messages and reasoning stream ({@code created}, {@code updated}); other items emit once when done. */
-    boolean streams() {
-        return ItemTypes.MESSAGE.equals(itemType) || ItemTypes.REASONING.equals(itemType);
+    /** What an item emits, and when. */
+    enum Mode {
+        /** An agent's message or reasoning: {@code created}, {@code updated} on the gradient, appends, {@code completed}. */
+        STREAMING,
+        /** A user message: one {@code completed} upsert and nothing before it. */
+        HELD,
+        /** A tool call, a tool output or an error: one upsert when done. */
+        AT_COMPLETION
+    }
+
+    Mode mode() {
+        if (!ItemTypes.MESSAGE.equals(itemType) && !ItemTypes.REASONING.equals(itemType)) {
+            return Mode.AT_COMPLETION;
+        }
+        return held ? Mode.HELD : Mode.STREAMING;
     }
 
     boolean emitsWhileStreaming() {
-        return streams() && !held;
+        return mode() == Mode.STREAMING;
     }
 
     boolean createdEmitted() {

@@ -12,7 +12,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.StringJoiner;
 import java.util.UUID;
-import org.apache.kafka.streams.processor.api.ProcessorContext;
+import java.util.function.LongSupplier;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -22,12 +22,14 @@ import org.apache.kafka.streams.processor.api.Record;
  */
 final class UpsertEmitter {
 
-    private final ProcessorContext<String, byte[]> context;
+    private final Sinks sinks;
+    private final LongSupplier clock;
     private final TopologyConfig config;
     private final MessageDigest md5;
 
-    UpsertEmitter(ProcessorContext<String, byte[]> context, TopologyConfig config) {
-        this.context = context;
+    UpsertEmitter(Sinks sinks, LongSupplier clock, TopologyConfig config) {
+        this.sinks = sinks;
+        this.clock = clock;
         this.config = config;
         try {
             this.md5 = MessageDigest.getInstance("MD5");
@@ -37,7 +39,7 @@ final class UpsertEmitter {
     }
 
     void emit(TurnState turn, UiPayload payload) {
-        long now = context.currentSystemTimeMs();
+        long now = clock.getAsLong();
         long seq = turn.nextSeq();
         if (payload instanceof UIStatus status && UIStatus.TOOL_STATUS.equals(status.type())) {
             turn.toolStatusKeys.add(status.stateKey());
@@ -45,18 +47,16 @@ final class UpsertEmitter {
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
                 payload.payloadType(), payload);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
-        context.forward(new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)), UpsertTopology.UPSERTS_SINK);
+        sinks.send(UpsertTopology.UPSERTS_SINK, new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)));
         // JSON does not depend on the topic: the same bytes serve both (Avro registers a subject per topic).
         byte[] stateBytes = config.wireFormat() == WireFormat.JSON ? upsertBytes
                 : config.wireFormat().write(config.topics().itemState(), envelope);
-        context.forward(new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now, TurnTrace.headers(turn)),
-                UpsertTopology.ITEM_STATE_SINK);
+        sinks.send(UpsertTopology.ITEM_STATE_SINK, new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now, TurnTrace.headers(turn)));
     }
 
     void publish(TurnState turn, ToolCall call) {
         byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
-        context.forward(new Record<>(call.turnId(), bytes, call.requestedAt(), TurnTrace.headers(turn)),
-                UpsertTopology.TOOL_CALLS_SINK);
+        sinks.send(UpsertTopology.TOOL_CALLS_SINK, new Record<>(call.turnId(), bytes, call.requestedAt(), TurnTrace.headers(turn)));
     }
 
     /**
@@ -73,9 +73,9 @@ final class UpsertEmitter {
 
     /** Deletes every key of {@link #itemStateKeys} from the compacted {@code llm.item-state}. */
     void tombstones(String itemStateKeys) {
-        long now = context.currentSystemTimeMs();
+        long now = clock.getAsLong();
         for (String key : itemStateKeys.split("\n")) {
-            context.forward(new Record<>(key, (byte[]) null, now), UpsertTopology.ITEM_STATE_SINK);
+            sinks.send(UpsertTopology.ITEM_STATE_SINK, new Record<>(key, (byte[]) null, now));
         }
     }
 

@@ -1,0 +1,146 @@
+package io.turnstream.topology;
+
+import static io.turnstream.topology.Events.delta;
+import static io.turnstream.topology.Events.done;
+import static io.turnstream.topology.Events.itemStart;
+import static io.turnstream.topology.Events.responseDone;
+import static io.turnstream.topology.Events.responseStart;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.turnstream.model.ItemAppend;
+import io.turnstream.model.Json;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.topology.TurnMachine.Rejection;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The turn logic on its own: no processor, no TopologyTestDriver. Events go in with an offset, time
+ * is a field the test moves, ticks are called, and what the machine sends is collected by sink.
+ */
+class TurnMachineTest {
+
+    private static final String RUN = "run-1";
+
+    private final TopologyConfig config = TopologyConfig.defaults();
+    private final List<Sent> sent = new ArrayList<>();
+    private long nowMs = 1_000_000;
+    private long offset;
+    private final TurnMachine machine = new TurnMachine(config,
+            new StateCache<>(store("turns", Serdes.String(), StateSerde.of(TurnState.class)), 100),
+            new StateCache<>(store("items", Serdes.String(), StateSerde.of(ItemState.class)), 100),
+            new ItemBuffer(store("item-chunks", Serdes.Bytes(), Serdes.ByteArray())),
+            new DeadlineQueue(store("deadlines", Serdes.Bytes(), Serdes.ByteArray())),
+            (sink, record) -> sent.add(new Sent(sink, record)),
+            () -> nowMs);
+
+    private record Sent(String sink, Record<String, byte[]> record) {
+    }
+
+    @Test
+    void aStreamedMessageIsCreatedAtOnceAppendedOnTheTickAndCompletedWithItsWholeText() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Hello"));
+        feed(delta("msg", " world"));
+        machine.onTick(nowMs);
+        feed(done("msg"));
+        feed(responseDone("complete"));
+
+        assertThat(upserts()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"Hello\"",
+                "message completed v2 origin=agent \"Hello world\"",
+                "turn_completed complete");
+        assertThat(appends()).containsExactly("#1 @0 \"Hello world\"");
+    }
+
+    @Test
+    void anItemThatGoesQuietIsEmittedWhenItsBatchTimeoutFallsDue() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Hello"));
+        feed(delta("msg", " again"));
+
+        nowMs += config.batchTimeoutMs();
+        machine.onTick(nowMs);
+
+        assertThat(upserts()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"Hello\"",
+                "message updated v2 origin=agent \"Hello again\"");
+    }
+
+    @Test
+    void aTurnWithoutEventsForItsIdleTimeoutIsClosedWithATimeout() {
+        feed(responseStart("turn-1", "anthropic"));
+
+        nowMs += config.idleTimeoutMs();
+        machine.onTick(nowMs);
+
+        assertThat(upserts()).containsExactly("turn_started",
+                "turn_error TURN_TIMEOUT: no event for " + config.idleTimeoutMs() + " ms");
+    }
+
+    @Test
+    void eventsOutsideAnOpenTurnAreRejectedWithTheirReasonAndNothingIsSent() {
+        assertThat(feed(delta("msg", "early")))
+                .isEqualTo(new Rejection("item_delta before response_start: no open turn for run " + RUN, null));
+
+        feed(responseStart("turn-1", "anthropic"));
+        assertThat(feed(responseStart("turn-1", "anthropic"))).isEqualTo(new Rejection("duplicate response_start", "turn-1"));
+        assertThat(feed(delta("ghost", "boo"))).isEqualTo(new Rejection("item_delta for unknown item ghost", "turn-1"));
+        feed(responseDone("complete"));
+        assertThat(feed(delta("msg", "late"))).isEqualTo(new Rejection("item_delta after the turn closed", "turn-1"));
+
+        assertThat(upserts()).containsExactly("turn_started", "turn_completed complete");
+    }
+
+    private Rejection feed(StreamPayload payload) {
+        long at = offset++;
+        StreamEvent event = StreamEvent.of(RUN + ":" + at, nowMs, RUN, payload);
+        return machine.onEvent(RUN, event, new RecordHeaders(), at);
+    }
+
+    private List<String> upserts() {
+        return sent(UpsertTopology.UPSERTS_SINK).stream()
+                .map(value -> TopologyHarness.describe(read(value, UpsertEnvelope.class).payload())).toList();
+    }
+
+    private List<String> appends() {
+        return sent(UpsertTopology.ITEM_APPENDS_SINK).stream().map(value -> read(value, ItemAppend.class))
+                .map(append -> "#" + append.seq() + " @" + append.offset() + " \"" + append.text() + "\"").toList();
+    }
+
+    private List<byte[]> sent(String sink) {
+        return sent.stream().filter(s -> s.sink().equals(sink)).map(s -> s.record().value()).toList();
+    }
+
+    private static <T> T read(byte[] value, Class<T> type) {
+        try {
+            return Json.fromBytes(value, type);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** An in-memory store without changelog: the machine's stores, minus Kafka. */
+    private static <K, V> KeyValueStore<K, V> store(String name, Serde<K> keys, Serde<V> values) {
+        KeyValueStore<K, V> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), keys, values)
+                .withLoggingDisabled().build();
+        store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+        return store;
+    }
+}
