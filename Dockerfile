@@ -4,16 +4,27 @@ FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
 COPY .mvn .mvn
 COPY mvnw pom.xml ./
-COPY src src
 COPY schemas schemas
 COPY connectors connectors
-RUN ./mvnw -B -q -DskipTests package
+COPY topology topology
+COPY turnstream-model turnstream-model
+COPY turnstream-runtime turnstream-runtime
+COPY turnstream-broker turnstream-broker
+COPY turnstream-test-support turnstream-test-support
+COPY turnstream-topology turnstream-topology
+COPY turnstream-testkit turnstream-testkit
+COPY turnstream-tool-executor turnstream-tool-executor
+COPY turnstream-gateway turnstream-gateway
+COPY turnstream-connect turnstream-connect
+COPY turnstream-dist turnstream-dist
+# the distribution and the modules it is built from (their tests compile, for the test-jars, but do not run)
+RUN ./mvnw -B -q -DskipTests package -pl turnstream-dist -am
 
 FROM eclipse-temurin:17-jre
 RUN useradd --system --uid 10001 --no-create-home turnstream \
     && mkdir -p /var/lib/turnstream /workspace \
     && chown turnstream /var/lib/turnstream /workspace
-COPY --from=build /src/target/turnstream.jar /app/turnstream.jar
+COPY --from=build /src/turnstream-dist/target/turnstream.jar /app/turnstream.jar
 USER turnstream
 # gateway HTTP API and web view; topology /health
 EXPOSE 8080 8081

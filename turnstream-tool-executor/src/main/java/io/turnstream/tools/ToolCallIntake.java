@@ -1,0 +1,88 @@
+package io.turnstream.tools;
+
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.WireFormat;
+import java.io.IOException;
+import java.time.Clock;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Takes each tool-call record read: dead-letters what is not a call, skips a call the ledger shows
+ * answered or in progress, answers "outcome unknown" for a non-idempotent call started before a restart,
+ * and hands every other call to the scheduler.
+ */
+final class ToolCallIntake {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ToolCallIntake.class);
+
+    private final WireFormat wire;
+    private final CallLedger ledger;
+    private final OffsetTracker offsets;
+    private final ResultOutbox outbox;
+    private final ToolScheduler scheduler;
+    private final Clock clock;
+
+    ToolCallIntake(WireFormat wire, CallLedger ledger, OffsetTracker offsets, ResultOutbox outbox, ToolScheduler scheduler,
+                   Clock clock) {
+        this.wire = wire;
+        this.ledger = ledger;
+        this.offsets = offsets;
+        this.outbox = outbox;
+        this.scheduler = scheduler;
+        this.clock = clock;
+    }
+
+    void accept(ConsumerRecord<String, byte[]> record) {
+        RecordPosition position = new RecordPosition(new TopicPartition(record.topic(), record.partition()), record.offset());
+        offsets.read(position);
+        ToolCall call;
+        try {
+            call = wire.read(record.topic(), record.value(), ToolCall.class);
+        } catch (IOException | IllegalArgumentException e) {
+            deadLetter(record, position, "not a ToolCall: " + e.getMessage());
+            return;
+        }
+        if (call.callId() == null || call.callId().isBlank()) {
+            deadLetter(record, position, "ToolCall without a callId");
+            return;
+        }
+        if (call.turnId() == null) {
+            if (record.key() == null) {
+                deadLetter(record, position, "ToolCall without a turnId or record key");
+                return;
+            }
+            call = new ToolCall(call.callId(), record.key(), call.threadId(), call.runId(), call.itemId(), call.toolName(),
+                    call.arguments(), call.requestedAt(), call.tenantId());
+        }
+        MDC.put("turnId", call.turnId());
+        try {
+            CallLedger.Mark mark = ledger.markOf(position, call.callId());
+            if (mark == CallLedger.Mark.COMPLETED || ledger.seenBefore(position, call.callId())) {
+                LOG.info("call {} at offset {} was answered or is in progress already; not run again", call.callId(), record.offset());
+                offsets.answered(position);
+            } else if (mark == CallLedger.Mark.STARTED) {
+                outbox.rememberTrace(record, position);
+                LOG.warn("call {} of non-idempotent tool {} was started before a restart; answering outcome unknown",
+                        call.callId(), call.toolName());
+                outbox.add(new ResultOutbox.Answer(call, position, ToolResults.refusal(call, ToolErrors.OUTCOME_UNKNOWN,
+                        "Tool " + call.toolName() + " was started before the tool executor restarted, and its outcome is "
+                                + "unknown: it was not run again because it is not idempotent. Check its effects before "
+                                + "calling it again.", clock.millis())));
+            } else {
+                outbox.rememberTrace(record, position);
+                scheduler.submit(call, position);
+            }
+        } finally {
+            MDC.remove("turnId");
+        }
+    }
+
+    private void deadLetter(ConsumerRecord<String, byte[]> record, RecordPosition position, String reason) {
+        LOG.warn("dead-lettering tool-call record {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), reason);
+        outbox.add(new ResultOutbox.DeadLetter(record, position, reason));
+    }
+}

@@ -1,0 +1,395 @@
+package io.turnstream.tools;
+
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ToolCall;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.Topics;
+import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.Settings;
+import io.turnstream.schema.WireFormats;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tool executor: consumes {@code llm.tool-calls}, runs each call through the {@link ToolScheduler}
+ * and publishes exactly one {@link ToolResult} per call id to {@code llm.tool-results}.
+ *
+ * <p>One thread owns the Kafka clients and polls continuously; tools run on their own threads, so a
+ * long tool never delays a poll. When more than {@code max-in-flight} calls are held, the tool-call
+ * partitions are paused (and resumed below it) while polling goes on. Results are published in Kafka
+ * transactions together with the consumer offsets and the call's ledger mark ({@link CallLedger}), so
+ * after a crash or a redelivery a call whose result was committed is skipped, and a non-idempotent call
+ * that had started is answered "outcome unknown" instead of being run twice.
+ *
+ * <p>This class is the composition and the loop; the parts: {@link ToolCallIntake} (records to calls),
+ * {@link ResultOutbox} (what to publish), {@link ResultTransactions} (publishing it transactionally),
+ * {@link CommittedPositions} (rewinding), {@link CallPartitionsRebalance} and {@link ToolExecutorClients}.
+ */
+public final class ToolExecutorService implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ToolExecutorService.class);
+    private static final Duration POLL = Duration.ofMillis(200);
+    private static final Duration SWEEP_EVERY = Duration.ofSeconds(30);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** A JSON-escaped output can grow up to six times (\\u0000 for each control byte), plus the record's other fields. */
+    private static final int RESULT_OVERHEAD_BYTES = 64 * 1024;
+
+    private final Settings settings;
+    private final ToolRegistry registry;
+    private final ToolExecutorConfig config;
+    private final ToolExecutorClients clients;
+    private final Topics topics;
+    private final WireFormat wire;
+    private final Clock clock;
+    private final CallLedger ledger;
+    private final OffsetTracker offsets = new OffsetTracker();
+    private final ResultOutbox outbox;
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    private ToolExecutorMetrics metrics;
+    private ServiceMetrics serviceMetrics;
+    private boolean ownsServiceMetrics;
+    private ToolScheduler scheduler;
+    private ToolCallIntake intake;
+    private ResultTransactions transactions;
+    private KafkaConsumer<String, byte[]> consumer;
+    private CommittedPositions committed;
+    private KafkaConsumer<String, byte[]> ledgerReader;
+    private CancelListener cancels;
+    private Thread loop;
+    private volatile boolean closing;
+    /** What made a helper of the loop (the cancel listener) stop for good; the executor stops with it. */
+    private volatile Throwable helperFailure;
+    private volatile int pausedPartitions;
+    /** Deadlines of the loop, in {@link System#nanoTime()}: intervals, not moments, so not from the clock. */
+    private long nextSweep = System.nanoTime();
+    private int failuresInARow;
+    private long resumeFetchingAt = System.nanoTime();
+
+    public ToolExecutorService(Settings settings, ToolRegistry registry) {
+        this(settings, registry, WireFormats.from(settings));
+    }
+
+    public ToolExecutorService(Settings settings, ToolRegistry registry, WireFormat wire) {
+        this.settings = settings;
+        this.registry = registry;
+        this.config = ToolExecutorConfig.from(settings);
+        this.clients = new ToolExecutorClients(settings, config);
+        this.topics = settings.topics();
+        this.wire = wire;
+        this.clock = settings.clock();
+        this.ledger = new CallLedger(config.ledgerTopic(), clock);
+        this.outbox = new ResultOutbox(topics, config.deadLetterTopic(), wire, ledger);
+        if (settings.bootstrapServers() == null) {
+            throw new IllegalArgumentException("the tool executor needs bootstrap servers (--bootstrap-servers or "
+                    + Settings.BOOTSTRAP_ENV + ")");
+        }
+        long maxRequest = Long.parseLong(settings.kafkaProperties().getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
+        if (6L * config.limits().maxBytes() + RESULT_OVERHEAD_BYTES > maxRequest) {
+            throw new IllegalArgumentException("max-output-bytes " + config.limits().maxBytes() + " is too large for "
+                    + ProducerConfig.MAX_REQUEST_SIZE_CONFIG + "=" + maxRequest + ": a result could not be published");
+        }
+    }
+
+    /** Puts this executor's meters in the caller's registry (closed by the caller) instead of one of its own; before {@link #start()}. */
+    public synchronized ToolExecutorService withMetrics(ServiceMetrics shared) {
+        this.serviceMetrics = shared;
+        return this;
+    }
+
+    /**
+     * Checks the workspace and topics (creating the executor's own ledger and dead-letter topics when
+     * missing), joins the consumer group and starts polling. Throws with a clear message when it cannot.
+     */
+    public synchronized ToolExecutorService start() {
+        if (loop != null) {
+            throw new IllegalStateException("already started");
+        }
+        try {
+            Workspace workspace = new Workspace(config.workspace());
+            ExecutorTopics.ensure(settings.kafkaProperties(), topics, config);
+            ToolDefinitionPublisher.publish(settings.kafkaProperties(), topics, wire, registry, config.instanceId(), clock);
+            if (serviceMetrics == null) {
+                serviceMetrics = ServiceMetrics.create("tool-executor", settings);
+                ownsServiceMetrics = true;
+            }
+            metrics = new ToolExecutorMetrics(config.instanceId(), serviceMetrics.reporter("turnstream"));
+            scheduler = new ToolScheduler(registry, config, workspace, new ToKafka(), clock);
+            metrics.gauges(scheduler::running, scheduler::queued, () -> pausedPartitions);
+            intake = new ToolCallIntake(wire, ledger, offsets, outbox, scheduler, clock);
+            transactions = new ResultTransactions(clients.producer(), serviceMetrics, () -> closing);
+            consumer = new KafkaConsumer<>(clients.callsConsumer(), new StringDeserializer(), new ByteArrayDeserializer());
+            serviceMetrics.bind(consumer);
+            committed = new CommittedPositions(consumer, () -> closing);
+            ledgerReader = new KafkaConsumer<>(clients.plainConsumer("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
+            cancels = new CancelListener(clients.plainConsumer("cancels"), topics.control(), wire,
+                    clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
+            loop = new Thread(this::run, "turnstream-tool-executor");
+            loop.start();
+            LOG.info("tool executor {} started: workspace {}, tools {}", config.instanceId(), workspace.root(),
+                    registry.definitions().stream().map(ToolDefinition::name).toList());
+            return this;
+        } catch (IOException e) {
+            closeQuietly();
+            throw new IllegalArgumentException("workspace " + config.workspace() + " is not an existing directory", e);
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    /** The tools this executor runs, as the gateway offers them to the model. */
+    public List<ToolDefinition> definitions() {
+        return registry.definitions();
+    }
+
+    public ToolExecutorMetrics metrics() {
+        return metrics;
+    }
+
+    /** Every meter of this executor, for {@code /metrics/prometheus}; null before {@link #start()}. */
+    public ServiceMetrics serviceMetrics() {
+        return serviceMetrics;
+    }
+
+    /** Completes when the service stops: normally after {@link #close()}, exceptionally when it failed. */
+    public CompletableFuture<Void> stopped() {
+        return stopped;
+    }
+
+    /**
+     * Stops fetching, waits up to the shutdown grace for running calls and publishes their results, then
+     * stops. Calls still unanswered are not answered by this instance: the next one picks them up.
+     */
+    @Override
+    public void close() {
+        closing = true;
+        Thread running;
+        synchronized (this) {
+            running = loop;
+        }
+        if (running == null) {
+            closeQuietly();
+            stopped.complete(null);
+            return;
+        }
+        if (!running.isAlive()) {
+            return;
+        }
+        consumer.wakeup();
+        try {
+            running.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A helper failed for good: drain and stop, reporting the failure through {@link #stopped()}. */
+    private void stopOn(Throwable cause) {
+        helperFailure = cause;
+        closing = true;
+        consumer.wakeup();
+    }
+
+    private void run() {
+        Throwable failure = null;
+        try {
+            consumer.subscribe(List.of(topics.toolCalls()),
+                    new CallPartitionsRebalance(scheduler, outbox, ledger, offsets, committed, ledgerReader, this::flush));
+            while (!closing) {
+                step();
+            }
+            drain();
+            failure = helperFailure;
+        } catch (ProducerFencedException | FencedInstanceIdException e) {
+            failure = e;
+            LOG.error("another tool executor with instance id {} took over; this one stops. Give each instance its own "
+                    + ToolExecutorConfig.PREFIX + "instance-id", config.instanceId());
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            LOG.error("tool executor {} stopped by an unexpected failure", config.instanceId(), e);
+        } finally {
+            closeQuietly();
+            if (failure == null) {
+                stopped.complete(null);
+            } else {
+                stopped.completeExceptionally(failure);
+            }
+        }
+    }
+
+    /** One turn of the loop: read calls, publish what is ready, hold back when too much is in flight. */
+    private void step() {
+        for (ConsumerRecord<String, byte[]> record : poll()) {
+            intake.accept(record);
+        }
+        flush();
+        applyBackpressure();
+        if (System.nanoTime() - nextSweep >= 0) {
+            scheduler.sweep();
+            ledger.prune(offsets.lastCommitted());
+            nextSweep = System.nanoTime() + SWEEP_EVERY.toNanos();
+        }
+    }
+
+    private ConsumerRecords<String, byte[]> poll() {
+        try {
+            return consumer.poll(POLL);
+        } catch (WakeupException e) {
+            // a result is ready, or close() was called
+            return ConsumerRecords.empty();
+        }
+    }
+
+    /** Publishes everything ready in one transaction with the offsets it completes; rewinds when that fails. */
+    private void flush() {
+        List<ResultOutbox.Outgoing> batch = outbox.takeAll();
+        for (ResultOutbox.Outgoing item : batch) {
+            if (item instanceof ResultOutbox.Answer || item instanceof ResultOutbox.DeadLetter) {
+                offsets.answered(item.position());
+            }
+        }
+        // a call dropped or aborted before its started marker went out never runs: no marker for it
+        batch.removeIf(item -> item instanceof ResultOutbox.StartMarker marker && marker.call().resolved());
+        Map<TopicPartition, OffsetAndMetadata> commit = offsets.committable();
+        if (batch.isEmpty() && commit.isEmpty()) {
+            return;
+        }
+        try {
+            transactions.publish(batch, outbox, commit, consumer.groupMetadata());
+        } catch (ProducerFencedException | FencedInstanceIdException e) {
+            throw e;
+        } catch (KafkaException e) {
+            recover(e);
+            return;
+        }
+        failuresInARow = 0;
+        offsets.committed(commit);
+        for (ResultOutbox.Outgoing item : batch) {
+            if (item instanceof ResultOutbox.Answer answer) {
+                ledger.committed(answer.call(), answer.position(), CallLedger.Mark.COMPLETED);
+                metrics.record(answer.result());
+            } else if (item instanceof ResultOutbox.StartMarker marker) {
+                ledger.committed(marker.call().call, marker.position(), CallLedger.Mark.STARTED);
+                scheduler.launch(marker.call());
+            } else if (item instanceof ResultOutbox.DeadLetter) {
+                metrics.deadLettered();
+            }
+        }
+    }
+
+    /**
+     * A transaction failed: nothing of it is visible. Abort it (or replace the producer when it cannot),
+     * drop the work in flight and read again from the committed offsets; the ledger skips what was answered.
+     */
+    private void recover(KafkaException cause) {
+        failuresInARow++;
+        LOG.warn("publishing results failed ({}); rewinding to the last committed offsets", cause.toString());
+        transactions.abort();
+        scheduler.dropAll();
+        outbox.clear();
+        ledger.forgetSeen();
+        offsets.clear();
+        committed.seekBack(consumer.assignment());
+        // hold fetching for a while (still polling, so the group membership stays), longer after each failure
+        resumeFetchingAt = System.nanoTime()
+                + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10))).toNanos();
+    }
+
+    /** Pauses the tool-call partitions while too many calls are held; polling goes on, so the group never times out. */
+    private void applyBackpressure() {
+        if (closing || System.nanoTime() - resumeFetchingAt < 0 || scheduler.unresolved() >= config.maxInFlight()) {
+            consumer.pause(consumer.assignment());
+        } else if (!consumer.paused().isEmpty()) {
+            consumer.resume(consumer.paused());
+        }
+        pausedPartitions = consumer.paused().size();
+    }
+
+    /** On close: no new calls, running ones get the shutdown grace to finish and be published. */
+    private void drain() {
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        applyBackpressure();
+        while (scheduler.unresolved() > 0 && System.nanoTime() - deadline < 0) {
+            poll();
+            flush();
+        }
+        if (scheduler.unresolved() > 0) {
+            LOG.warn("stopping with {} calls unanswered; the next owner of their partitions answers them", scheduler.unresolved());
+        }
+        scheduler.dropAll();
+        flush();
+    }
+
+    /** Hands the scheduler's results and start requests to the loop, and wakes it from its poll. */
+    private final class ToKafka implements ToolScheduler.Outcomes {
+        @Override
+        public void resolved(ToolCall call, RecordPosition position, ToolResult result) {
+            outbox.add(new ResultOutbox.Answer(call, position, result));
+            consumer.wakeup();
+        }
+
+        @Override
+        public void startRequested(ToolScheduler.ScheduledCall call) {
+            outbox.add(new ResultOutbox.StartMarker(call));
+            consumer.wakeup();
+        }
+
+        @Override
+        public void launched(ToolScheduler.ScheduledCall call, long startedAt) {
+            notice(call, ControlMessage.toolStarted(call.call.turnId(), call.call.callId(), startedAt));
+        }
+
+        @Override
+        public void approvalRequested(ToolScheduler.ScheduledCall call) {
+            notice(call, ControlMessage.approvalRequested(call.call.turnId(), call.call.callId()));
+        }
+
+        @Override
+        public void approvalExpired(ToolScheduler.ScheduledCall call, String reason) {
+            notice(call, ControlMessage.approval(call.call.turnId(), call.call.callId(), false, reason));
+        }
+
+        private void notice(ToolScheduler.ScheduledCall call, ControlMessage message) {
+            outbox.add(new ResultOutbox.ControlNotice(call.call, call.position, message));
+            consumer.wakeup();
+        }
+    }
+
+    private void closeQuietly() {
+        AutoCloseable ownMetrics = ownsServiceMetrics ? serviceMetrics : null;
+        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, transactions, metrics,
+                ownMetrics}) {
+            closeQuietly(closeable);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable != null) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.debug("closing {} failed", closeable.getClass().getSimpleName(), e);
+            }
+        }
+    }
+}
