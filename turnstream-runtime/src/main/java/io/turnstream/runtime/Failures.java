@@ -42,6 +42,20 @@ public final class Failures {
         return current;
     }
 
+    /**
+     * Whether the failure is a send that found a transactional producer already failed: a consequence
+     * of an earlier failed send, which it does not name.
+     */
+    public static boolean foundProducerFailed(Throwable failure) {
+        Set<Throwable> seen = new HashSet<>();
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
+            if (t.getMessage() != null && t.getMessage().contains("because we are in an error state")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether {@code type} appears anywhere in the cause chain. */
     public static boolean causedBy(Throwable failure, Class<? extends Throwable> type) {
         Set<Throwable> seen = new HashSet<>();

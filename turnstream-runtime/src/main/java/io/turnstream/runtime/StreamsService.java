@@ -115,7 +115,7 @@ public final class StreamsService implements AutoCloseable {
     private void onStateChange(KafkaStreams.State newState, KafkaStreams.State oldState) {
         LOG.info("{}: {} -> {}", applicationId, oldState, newState);
         if (newState == KafkaStreams.State.ERROR) {
-            Throwable cause = replacements.firstFailure();
+            Throwable cause = replacements.reportedFailure();
             failure.complete(cause != null ? cause : new IllegalStateException("Kafka Streams entered the ERROR state"));
         }
     }

@@ -2,7 +2,9 @@ package io.turnstream.runtime;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.function.LongSupplier;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
@@ -22,8 +24,8 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
     private final long windowNanos;
     private final LongSupplier nanoClock;
     private final Deque<Long> recentReplacements = new ArrayDeque<>();
-    /** The failure that began the replacements within the window: later ones are often its consequences. */
-    private volatile Throwable firstFailure;
+    /** The failures since the window was last empty, in order. */
+    private final List<Throwable> episode = new ArrayList<>();
 
     ThreadReplacementBudget(int maxReplacements, Duration window, LongSupplier nanoClock) {
         this.maxReplacements = maxReplacements;
@@ -38,8 +40,9 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
             recentReplacements.removeFirst();
         }
         if (recentReplacements.isEmpty()) {
-            firstFailure = failure;
+            episode.clear();
         }
+        episode.add(failure);
         if (recentReplacements.size() >= maxReplacements) {
             LOG.error("stream thread failed again after {} replacements within {} s; shutting down: {}",
                     recentReplacements.size(), Duration.ofNanos(windowNanos).toSeconds(), Failures.describe(failure), failure);
@@ -52,11 +55,13 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
     }
 
     /**
-     * The failure that began the failures leading to the last replacement or the shutdown, or null. It
-     * is the one to report: a replaced thread can die of a consequence of it instead (a send that finds
-     * the producer already in an error state names another topic than the record that failed).
+     * The failure to report for the failures leading to the last replacement or the shutdown, or null:
+     * the first that is not a consequence of another. A send that finds the producer already in an
+     * error state (its failed batch not yet reported to Kafka Streams) dies naming its own topic, not
+     * the record that failed; a thread that sees the recorded failure names that record.
      */
-    Throwable firstFailure() {
-        return firstFailure;
+    synchronized Throwable reportedFailure() {
+        return episode.stream().filter(f -> !Failures.foundProducerFailed(f)).findFirst()
+                .orElse(episode.isEmpty() ? null : episode.get(0));
     }
 }

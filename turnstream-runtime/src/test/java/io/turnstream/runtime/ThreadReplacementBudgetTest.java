@@ -14,14 +14,15 @@ class ThreadReplacementBudgetTest {
     private final ThreadReplacementBudget budget = new ThreadReplacementBudget(2, Duration.ofMinutes(5), clock::get);
 
     @Test
-    void aFailingThreadIsReplacedUntilTheBudgetIsSpentThenTheClientStopsReportingTheFirstFailure() {
-        RuntimeException failure = new RuntimeException("record too large for llm.upserts");
-        RuntimeException consequence = new RuntimeException("producer in an error state");
+    void aFailingThreadIsReplacedUntilTheBudgetIsSpentThenTheClientStopsReportingTheFailureThatIsNoConsequence() {
+        RuntimeException consequence = new RuntimeException("Error encountered trying to send record to topic app-turns-changelog",
+                new IllegalStateException("Cannot execute transactional method because we are in an error state"));
+        RuntimeException failure = new RuntimeException("Error encountered sending record to topic llm.upserts");
 
-        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
         assertThat(budget.handle(consequence)).isEqualTo(REPLACE_THREAD);
+        assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
         assertThat(budget.handle(consequence)).isEqualTo(SHUTDOWN_CLIENT);
-        assertThat(budget.firstFailure()).isSameAs(failure);
+        assertThat(budget.reportedFailure()).isSameAs(failure);
     }
 
     @Test
@@ -33,7 +34,7 @@ class ThreadReplacementBudgetTest {
         clock.addAndGet(Duration.ofMinutes(6).toNanos());
         budget.handle(fresh);
 
-        assertThat(budget.firstFailure()).isSameAs(fresh);
+        assertThat(budget.reportedFailure()).isSameAs(fresh);
     }
 
     @Test
