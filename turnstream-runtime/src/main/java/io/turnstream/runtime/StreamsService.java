@@ -50,6 +50,7 @@ public final class StreamsService implements AutoCloseable {
     private final boolean staticMember;
     private final Options options;
     private final ThreadReplacementBudget replacements;
+    private final SendFailures.Recorder sendFailures = new SendFailures.Recorder();
     private final CompletableFuture<Throwable> failure = new CompletableFuture<>();
     private final ServiceMetrics metrics;
     private final boolean ownsMetrics;
@@ -65,6 +66,8 @@ public final class StreamsService implements AutoCloseable {
         // No global stores here; opting into Kafka 5's default only silences a deprecation warning.
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, "true");
         props.putAll(streamsProperties);
+        props.putIfAbsent(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, SendFailures.class.getName());
+        props.put(SendFailures.RECORDER, sendFailures);
         this.streams = new KafkaStreams(topology, props);
         this.replacements = new ThreadReplacementBudget(options.maxThreadReplacements(), options.replacementWindow(),
                 System::nanoTime);
@@ -116,6 +119,9 @@ public final class StreamsService implements AutoCloseable {
         LOG.info("{}: {} -> {}", applicationId, oldState, newState);
         if (newState == KafkaStreams.State.ERROR) {
             Throwable cause = replacements.reportedFailure();
+            if ((cause == null || Failures.foundProducerFailed(cause)) && sendFailures.first() != null) {
+                cause = sendFailures.first();
+            }
             failure.complete(cause != null ? cause : new IllegalStateException("Kafka Streams entered the ERROR state"));
         }
     }
