@@ -177,7 +177,9 @@ final class PartitionOwnership implements AutoCloseable {
     /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
     private void catchUp(TopicPartition partition, OwnedPartition owner) {
         long from = consumer.position(partition);
-        Map<Long, ConsumerRecord<String, byte[]>> requests = new LinkedHashMap<>();
+        record Accepted(TurnRequestRecord request, TraceContext trace) {
+        }
+        Map<Long, Accepted> requests = new LinkedHashMap<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
         long next = from;
         for (ConsumerRecord<String, byte[]> record : resumer.readToEnd(partition, from, key -> true)) {
@@ -187,17 +189,15 @@ final class PartitionOwnership implements AutoCloseable {
                 continue;
             }
             if (read.startsTurn()) {
-                requests.put(record.offset(), record);
+                requests.put(record.offset(), new Accepted(read, traceOf(record)));
             } else {
                 steps.computeIfAbsent(read.turnId(), id -> new ArrayList<>()).add(read);
             }
         }
         consumer.seek(partition, next);
         LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
-        requests.forEach((offset, record) -> {
-            TurnRequestRecord request = read(record);
-            turns.run(request, traceOf(record), steps.getOrDefault(request.turnId(), List.of()), true, owner, offset);
-        });
+        requests.forEach((offset, accepted) -> turns.run(accepted.request(), accepted.trace(),
+                steps.getOrDefault(accepted.request().turnId(), List.of()), true, owner, offset));
     }
 
     /**
