@@ -7,6 +7,7 @@ import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
+import io.turnstream.model.WireValue;
 import io.turnstream.runtime.Settings;
 import io.turnstream.schema.WireFormats;
 import java.io.IOException;
@@ -113,15 +114,15 @@ public final class ItemStateConverter implements Converter {
     public static Struct row(UpsertEnvelope envelope) {
         Struct row = new Struct(ROW)
                 .put("turn_id", envelope.turnId())
-                .put("event_type", envelope.payload().type())
+                .put("event_type", envelope.payload().type().wire())
                 .put("seq", envelope.seq())
                 .put("event_id", envelope.eventId())
                 .put("updated_at", new Date(envelope.timestamp()));
         if (envelope.payload() instanceof UIUpsert item) {
             row.put("item_id", item.itemId())
                     .put("thread_id", item.threadId())
-                    .put("item_type", item.itemType())
-                    .put("change_type", item.changeType())
+                    .put("item_type", item.itemType().wire())
+                    .put("change_type", item.changeType().wire())
                     .put("version", item.version())
                     .put("content", item.content())
                     .put("origin", item.origin())
@@ -138,7 +139,7 @@ public final class ItemStateConverter implements Converter {
                     .put("thread_id", turn.threadId())
                     .put("model_id", turn.modelId())
                     .put("provider_id", turn.providerId())
-                    .put("status", turn.status());
+                    .put("status", WireValue.wireOrNull(turn.status()));
             if (turn.usage() != null) {
                 row.put("prompt_tokens", turn.usage().promptTokens())
                         .put("completion_tokens", turn.usage().completionTokens())

@@ -2,8 +2,12 @@ package io.turnstream.connect;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
+import io.turnstream.model.PayloadType;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,10 +19,10 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.runtime.isolation.LoaderSwap;
 import org.apache.kafka.connect.runtime.isolation.PluginDesc;
 import org.apache.kafka.connect.runtime.isolation.Plugins;
-import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.storage.Converter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,9 +73,9 @@ class ConnectPluginDirectoryIT {
     }
 
     private static UpsertEnvelope messageUpsert() {
-        UIUpsert upsert = new UIUpsert(UIUpsert.TYPE, "turn-1", "thread-1", "msg-1", "message", UIUpsert.COMPLETED, 2,
+        UIUpsert upsert = new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "msg-1", UiItemType.MESSAGE, ChangeType.COMPLETED, 2,
                 "Hello from the plugin", "agent", "anthropic", null, null, null, null, null, null, null);
-        return new UpsertEnvelope("event-1", 1_760_000_000_000L, "turn-1", 3, UpsertEnvelope.ITEM_UPSERT, upsert);
+        return new UpsertEnvelope("event-1", 1_760_000_000_000L, "turn-1", 3, PayloadType.ITEM_UPSERT, upsert);
     }
 
     private static List<String> entries() throws IOException {

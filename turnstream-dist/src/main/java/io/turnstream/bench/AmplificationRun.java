@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.bench.BenchResults.Amplification;
 import io.turnstream.bench.SimulatedTurn.Item;
 import io.turnstream.model.Json;
+import io.turnstream.model.PayloadType;
 import io.turnstream.model.Topics;
-import io.turnstream.model.UITurnEvent;
-import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.StreamsService;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -66,13 +66,13 @@ final class AmplificationRun {
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), topics.upserts(), (record, visible) -> {
                  JsonNode envelope = Json.MAPPER.readTree(record.value());
                  JsonNode payload = envelope.path("payload");
-                 if (UpsertEnvelope.ITEM_UPSERT.equals(envelope.path("payloadType").asText())) {
+                 if (PayloadType.ITEM_UPSERT.wire().equals(envelope.path("payloadType").asText())) {
                      if (payload.path("itemId").asText().endsWith("-msg")) {
                          long[] sum = upsertBytes.computeIfAbsent(record.key(), k -> new long[2]);
                          sum[0] += record.value().length;
                          sum[1]++;
                      }
-                 } else if (!UITurnEvent.TURN_STARTED.equals(payload.path("type").asText())) {
+                 } else if (!UiPayloadType.TURN_STARTED.wire().equals(payload.path("type").asText())) {
                      closedTurns.add(record.key());
                  }
              })) {

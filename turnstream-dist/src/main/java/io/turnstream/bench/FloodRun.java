@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
-import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.StreamsService;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -91,8 +91,8 @@ final class FloodRun {
                 last[0] = visible;
                 if (closedTurns != null) {
                     JsonNode payload = Json.MAPPER.readTree(record.value()).path("payload");
-                    String type = payload.path("type").asText();
-                    if (UITurnEvent.TURN_COMPLETED.equals(type) || UITurnEvent.TURN_ERROR.equals(type)) {
+                    UiPayloadType type = UiPayloadType.fromWire(payload.path("type").asText());
+                    if (type == UiPayloadType.TURN_COMPLETED || type == UiPayloadType.TURN_ERROR) {
                         closed[0]++;
                     }
                 }

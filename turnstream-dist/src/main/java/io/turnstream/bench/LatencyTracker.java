@@ -2,10 +2,10 @@ package io.turnstream.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.bench.SimulatedTurn.Item;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
-import io.turnstream.model.UIUpsert;
-import io.turnstream.model.UITurnEvent;
-import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.model.PayloadType;
+import io.turnstream.model.UiPayloadType;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -109,8 +109,8 @@ final class LatencyTracker {
         if (progress == null) {
             return;
         }
-        if (UpsertEnvelope.TURN_EVENT.equals(envelope.path("payloadType").asText())) {
-            if (!UITurnEvent.TURN_STARTED.equals(payload.path("type").asText())) {
+        if (PayloadType.TURN_EVENT.wire().equals(envelope.path("payloadType").asText())) {
+            if (!UiPayloadType.TURN_STARTED.wire().equals(payload.path("type").asText())) {
                 turns.remove(progress.turn.runId);
                 turnsCompleted++;
             }
@@ -119,7 +119,7 @@ final class LatencyTracker {
         SimulatedTurn turn = progress.turn;
         Item item = payload.path("itemId").asText().equals(turn.itemId(Item.REASONING)) ? Item.REASONING : Item.MESSAGE;
         int contained = Math.min(turn.deltas(item), payload.path("content").asText().length() / turn.deltaChars);
-        boolean completed = UIUpsert.COMPLETED.equals(payload.path("changeType").asText());
+        boolean completed = ChangeType.COMPLETED.wire().equals(payload.path("changeType").asText());
         record(progress, item, contained, completed, visibleNanos);
     }
 

@@ -1,7 +1,8 @@
 package io.turnstream.bench;
 
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 
@@ -120,7 +121,7 @@ final class SimulatedTurn {
         } else if (i == r + m + 4) {
             payload = itemDone(Item.MESSAGE);
         } else {
-            payload = new StreamPayload.ResponseDone("resp-" + runId, "complete",
+            payload = new StreamPayload.ResponseDone("resp-" + runId, ResponseStatus.COMPLETE,
                     new StreamPayload.Usage(100, (long) (r + m) * deltaChars / 4, 100 + (long) (r + m) * deltaChars / 4),
                     "stop");
         }
@@ -137,12 +138,12 @@ final class SimulatedTurn {
     }
 
     private StreamPayload itemStart(Item item) {
-        String type = item == Item.REASONING ? ItemTypes.REASONING : ItemTypes.MESSAGE;
+        ItemType type = item == Item.REASONING ? ItemType.REASONING : ItemType.MESSAGE;
         return new StreamPayload.ItemStart(itemId(item), type, null, null, null, null, null);
     }
 
     private StreamPayload itemDone(Item item) {
-        String type = item == Item.REASONING ? ItemTypes.REASONING : ItemTypes.MESSAGE;
+        ItemType type = item == Item.REASONING ? ItemType.REASONING : ItemType.MESSAGE;
         return new StreamPayload.ItemDone(itemId(item),
                 new OutputItem(itemId(item), type, content(item), null, null, null, null, null, null, "sim"));
     }

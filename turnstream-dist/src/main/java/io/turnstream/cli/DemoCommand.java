@@ -4,7 +4,9 @@ import io.turnstream.demo.Demo;
 import io.turnstream.gateway.ApiError;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.TurnStatus;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.Failures;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -122,7 +124,7 @@ public final class DemoCommand implements Callable<Integer> {
         } catch (ExecutionException e) {
             throw new IllegalStateException(e.getCause());
         }
-        boolean completed = UITurnEvent.TURN_COMPLETED.equals(end.type()) && "complete".equals(end.status());
+        boolean completed = end.type() == UiPayloadType.TURN_COMPLETED && end.status() == ResponseStatus.COMPLETE;
         synchronized (out) {
             out.println();
             String answer = demo.finalAnswer(turn.turnId());

@@ -1,7 +1,11 @@
 package io.turnstream.demo;
 
+import io.turnstream.model.ChangeType;
+import io.turnstream.model.Origins;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TopicReader;
@@ -63,7 +67,7 @@ final class UpsertPrinter implements AutoCloseable {
             out.printf("  %s seq %3d  %s%n", shortId(envelope.turnId()), envelope.seq(), line);
             out.flush();
         }
-        if (envelope.payload() instanceof UITurnEvent event && !UITurnEvent.TURN_STARTED.equals(event.type())) {
+        if (envelope.payload() instanceof UITurnEvent event && event.type() != UiPayloadType.TURN_STARTED) {
             finished(envelope.turnId()).complete(event);
         }
     }
@@ -89,15 +93,15 @@ final class UpsertPrinter implements AutoCloseable {
     }
 
     private String item(UIUpsert item) {
-        String kind = item.itemType() + ("message".equals(item.itemType()) && item.origin() != null
+        String kind = item.itemType() + (item.itemType() == UiItemType.MESSAGE && item.origin() != null
                 ? " (" + item.origin() + ")" : "");
         String head = String.format("%-17s %-9s v%-2d ", kind, item.changeType(), item.version());
         return head + switch (item.itemType()) {
-            case "tool_call" -> item.toolName() + " " + oneLine(String.valueOf(item.toolArguments()));
-            case "tool_output" -> (Boolean.FALSE.equals(item.success()) ? "FAILED " : "ok ")
+            case TOOL_CALL -> item.toolName() + " " + oneLine(String.valueOf(item.toolArguments()));
+            case TOOL_OUTPUT -> (Boolean.FALSE.equals(item.success()) ? "FAILED " : "ok ")
                     + outputSummary(item.toolOutput() != null && item.toolOutput().isTextual()
                             ? item.toolOutput().asText() : String.valueOf(item.toolOutput()));
-            case "error" -> item.errorCode() + ": " + item.errorMessage();
+            case ERROR -> item.errorCode() + ": " + item.errorMessage();
             default -> growth(item);
         };
     }
@@ -107,8 +111,8 @@ final class UpsertPrinter implements AutoCloseable {
         String content = item.content() == null ? "" : item.content();
         int before = printedLength.getOrDefault(item.itemId(), 0);
         printedLength.put(item.itemId(), content.length());
-        if (UIUpsert.COMPLETED.equals(item.changeType()) && "agent".equals(item.origin())
-                && "message".equals(item.itemType())) {
+        if (item.changeType() == ChangeType.COMPLETED && Origins.AGENT.equals(item.origin())
+                && item.itemType() == UiItemType.MESSAGE) {
             finalAnswers.put(item.turnId(), content);
         }
         String added = content.length() >= before ? content.substring(before) : content;

@@ -8,11 +8,14 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.cli.ConnectCommand;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.PayloadType;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
@@ -26,7 +29,6 @@ import io.turnstream.topology.TopologyConfig;
 import io.turnstream.topology.UpsertTopology;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -159,8 +161,8 @@ class ItemStatePostgresSinkTest {
     @Test
     void aRecordThatIsNotAnEnvelopeGoesToTheDeadLetterTopicAndTheSinkCarriesOnPastItAndATombstone() throws Exception {
         String turn = "turn-" + UUID.randomUUID();
-        UpsertEnvelope started = new UpsertEnvelope("evt-1", 1_760_000_000_000L, turn, 1, UpsertEnvelope.TURN_EVENT,
-                new UITurnEvent(UITurnEvent.TURN_STARTED, turn, "thread-1", "m", "p", null, null, null));
+        UpsertEnvelope started = new UpsertEnvelope("evt-1", 1_760_000_000_000L, turn, 1, PayloadType.TURN_EVENT,
+                new UITurnEvent(UiPayloadType.TURN_STARTED, turn, "thread-1", "m", "p", null, null, null));
 
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), turn + "/broken", "{not json".getBytes(StandardCharsets.UTF_8)));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), turn + "/gone", null));
@@ -196,7 +198,7 @@ class ItemStatePostgresSinkTest {
                 new StreamPayload.ItemDelta("msg-1", REPLY.substring(30, 60)),
                 new StreamPayload.ItemDelta("msg-1", REPLY.substring(60)),
                 new StreamPayload.ItemDone("msg-1", null),
-                new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(12, 34, 46), "stop"));
+                new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(12, 34, 46), "stop"));
     }
 
     private static void assertTheWeatherTurnReadsBackFromSql(String turn) throws SQLException {
@@ -290,7 +292,7 @@ class ItemStatePostgresSinkTest {
                 throw new AssertionError("the topology wrote a record its own wire format cannot read", e);
             }
             latest.put(record.key(), envelope);
-            return UITurnEvent.TURN_COMPLETED.equals(envelope.payload().type());
+            return envelope.payload().type() == UiPayloadType.TURN_COMPLETED;
         });
         return latest;
     }

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
-import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.CommittedReader;
 import io.turnstream.runtime.PrometheusScrape;
 import io.turnstream.runtime.TraceContext;
@@ -128,7 +128,7 @@ class TraceAndMetricsEndToEndTest {
     private static List<ConsumerRecord<String, String>> awaitTurnEnd(String turnId) {
         try (CommittedReader reader = new CommittedReader(demo.bootstrapServers(), Topics.DEFAULTS.upserts())) {
             return reader.awaitUntil(TIMEOUT, read -> read.stream().anyMatch(r -> turnId.equals(r.key())
-                            && (r.value().contains(UITurnEvent.TURN_COMPLETED) || r.value().contains(UITurnEvent.TURN_ERROR))))
+                            && (r.value().contains(UiPayloadType.TURN_COMPLETED.wire()) || r.value().contains(UiPayloadType.TURN_ERROR.wire()))))
                     .stream().filter(r -> turnId.equals(r.key())).toList();
         }
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.view.TurnRecords;
+import io.turnstream.model.ChangeType;
 import java.io.File;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -120,7 +121,7 @@ class WebViewBrowserTest {
     void appendedTextAppearsBetweenUpsertsAndAGapWaitsForTheNextUpsert() {
         TurnRecords turn = new TurnRecords(producer, "thread-web");
         turn.started();
-        turn.message("answer", "Appends carry", "created");
+        turn.message("answer", "Appends carry", ChangeType.CREATED);
         browser.get(demo.gatewayUrl() + "/?turn=" + turn.id);
         await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content").equals("Appends carry"));
 
@@ -129,13 +130,13 @@ class WebViewBrowserTest {
         await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
                 .equals("Appends carry the text between upserts."));
         turn.append("answer", 60, " (after a gap)");
-        turn.message("answer", "Appends carry the text between upserts. Upserts heal", "updated");
+        turn.message("answer", "Appends carry the text between upserts. Upserts heal", ChangeType.UPDATED);
         await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
                 .equals("Appends carry the text between upserts. Upserts heal"));
         turn.append("answer", 52, " gaps.");
         await().atMost(TURN_TIMEOUT).until(() -> text(".turn .message.agent .content")
                 .equals("Appends carry the text between upserts. Upserts heal gaps."));
-        turn.message("answer", "Appends carry the text between upserts. Upserts heal gaps.", "completed");
+        turn.message("answer", "Appends carry the text between upserts. Upserts heal gaps.", ChangeType.COMPLETED);
         turn.completed();
 
         await().atMost(TURN_TIMEOUT).until(() -> text(".turn .turn-status").equals("complete"));

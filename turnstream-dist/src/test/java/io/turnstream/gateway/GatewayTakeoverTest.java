@@ -11,11 +11,15 @@ import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.gateway.sim.SimulatedText;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ChangeType;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.CommittedReader;
@@ -23,7 +27,6 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TestCluster;
 import io.turnstream.runtime.TurnstreamProcess;
-import io.turnstream.runtime.UpsertLog;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
@@ -265,7 +268,7 @@ class GatewayTakeoverTest {
         assertThat(cancel.statusCode()).as(cancel.body()).isEqualTo(202);
         List<StreamPayload> events = awaitTerminal(turn, TIMEOUT);
         assertThat(events.get(events.size() - 1)).isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
-                done -> assertThat(done.status()).isEqualTo("aborted"));
+                done -> assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
         assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
         assertThat(toolRunsOf(turn)).isEmpty();
     }
@@ -278,24 +281,24 @@ class GatewayTakeoverTest {
      */
     private static void assertCompletedAsTheProviderSent(Started turn, List<StreamPayload> events) {
         assertThat(events.get(events.size() - 1)).isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
-                done -> assertThat(done.status()).isEqualTo("complete"));
+                done -> assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE));
         List<String> callIds = events.stream()
-                .filter(p -> p instanceof StreamPayload.ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type()))
+                .filter(p -> p instanceof StreamPayload.ItemDone done && done.finalItem().knownType() == ItemType.FUNCTION_CALL)
                 .map(p -> ((StreamPayload.ItemDone) p).finalItem().callId()).toList();
         assertThat(toolRunsOf(turn)).as("tool runs").containsExactlyInAnyOrderElementsOf(callIds);
         assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
         assertFinalContentIsTheStreamedText(events);
         List<String> messages = events.stream()
-                .filter(p -> p instanceof StreamPayload.ItemDone done && ItemTypes.MESSAGE.equals(done.finalItem().type())
-                        && ItemTypes.ORIGIN_AGENT.equals(done.finalItem().origin()))
+                .filter(p -> p instanceof StreamPayload.ItemDone done && done.finalItem().knownType() == ItemType.MESSAGE
+                        && Origins.AGENT.equals(done.finalItem().origin()))
                 .map(p -> ((StreamPayload.ItemDone) p).finalItem().content()).toList();
         assertThat(messages).as("the agent's messages, as the provider sent them").containsExactly(STEP_ONE_TEXT,
                 FINAL_ANSWER);
         List<UpsertEnvelope> upserts = cluster.upserts().awaitEnd(turn.turnId(), TIMEOUT);
         assertThat(upserts.stream().map(UpsertEnvelope::seq).toList()).as("seq of the turn's upserts")
                 .containsExactlyElementsOf(LongStream.rangeClosed(1, upserts.size()).boxed().toList());
-        assertThat(upserts.stream().filter(e -> e.payload() instanceof UIUpsert u && u.changeType().equals(UIUpsert.COMPLETED)
-                && ItemTypes.ORIGIN_AGENT.equals(u.origin())).map(e -> ((UIUpsert) e.payload()).content()))
+        assertThat(upserts.stream().filter(e -> e.payload() instanceof UIUpsert u && u.changeType() == ChangeType.COMPLETED
+                && Origins.AGENT.equals(u.origin())).map(e -> ((UIUpsert) e.payload()).content()))
                 .as("completed agent messages on llm.upserts").contains(STEP_ONE_TEXT, FINAL_ANSWER);
         assertThat(deadLetters.poll()).as("dead letters").noneMatch(r -> turn.runId().equals(r.key()));
         assertUsageCountedOnce(events);
@@ -304,7 +307,7 @@ class GatewayTakeoverTest {
     /** The turn's usage is the sum of its completed steps', whichever gateway ran them: nothing counted twice. */
     private static void assertUsageCountedOnce(List<StreamPayload> events) {
         List<StreamPayload.Usage> steps = events.stream()
-                .filter(p -> p instanceof StreamPayload.TurnStatus status && "step_completed".equals(status.status()))
+                .filter(p -> p instanceof StreamPayload.TurnStatus status && status.status() == TurnActivity.STEP_COMPLETED)
                 .map(p -> ((StreamPayload.TurnStatus) p).usage()).toList();
         StreamPayload.Usage total = ((StreamPayload.ResponseDone) events.get(events.size() - 1)).usage();
         assertThat(steps).as("one step_completed per step").hasSize(2);
@@ -376,7 +379,7 @@ class GatewayTakeoverTest {
     /** Deltas of the agent's messages: the model is past its thinking and streams text. */
     private static long textDeltasOf(List<StreamPayload> events) {
         Set<String> messages = events.stream()
-                .filter(p -> p instanceof StreamPayload.ItemStart start && ItemTypes.MESSAGE.equals(start.itemType()))
+                .filter(p -> p instanceof StreamPayload.ItemStart start && start.knownItemType() == ItemType.MESSAGE)
                 .map(p -> ((StreamPayload.ItemStart) p).itemId()).collect(Collectors.toSet());
         return events.stream().filter(p -> p instanceof StreamPayload.ItemDelta delta && messages.contains(delta.itemId()))
                 .count();

@@ -6,20 +6,20 @@ import io.turnstream.gateway.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
-import io.turnstream.gateway.provider.ModelRequest;
 import io.turnstream.gateway.provider.ProviderClient;
-import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
-import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,16 +58,18 @@ final class AgentLoop implements Runnable {
                 String tenantId) {
     }
 
-    /** Status of a turn that goes on in another gateway. */
-    private static final String HANDED_OVER = "handed over";
-
     /** The turn ended early; the terminal event is already published. */
     private static final class TurnEnded extends Exception {
-        final String status;
+        final ResponseStatus status;
 
-        TurnEnded(String status) {
-            super(status, null, false, false);
+        TurnEnded(ResponseStatus status) {
+            super(status.wire(), null, false, false);
             this.status = status;
+        }
+
+        /** The turn goes on in another gateway; {@code run()} sees the handover and reports no status. */
+        static TurnEnded handedOver() {
+            return new TurnEnded(ResponseStatus.ABORTED);
         }
     }
 
@@ -101,7 +103,7 @@ final class AgentLoop implements Runnable {
         this.usage = new UsageLedger(config.prices(), progress.usage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                calls -> abandon(calls, new UnansweredCall(ToolStatus.ABORTED, null,
+                calls -> abandon(calls, new UnansweredCall(ToolState.ABORTED, null,
                         "aborted: the model call failed and was made again")));
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics);
@@ -112,7 +114,7 @@ final class AgentLoop implements Runnable {
         MDC.put("turnId", turn.turnId());
         MDC.put("traceId", turn.trace().traceId());
         long started = System.nanoTime();
-        String status = StepOutcome.Status.ERROR.wire();
+        ResponseStatus status = ResponseStatus.ERROR;
         try {
             status = steps();
         } catch (TurnEnded ended) {
@@ -123,21 +125,21 @@ final class AgentLoop implements Runnable {
                     "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
         } finally {
             awaitDelivery();
-            if (active.handover.isDone()) {
-                status = HANDED_OVER;
+            boolean handedOver = active.handover.isDone();
+            if (handedOver) {
                 registry.release(turn.turnId());
             } else {
                 count(status);
-                registry.finish(turn.turnId(), status);
+                registry.finish(turn.turnId(), status.wire());
             }
-            LOG.info("turn finished: status {} after {} ms, usage {}", status,
+            LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
                     (System.nanoTime() - started) / 1_000_000, usage.total());
             MDC.remove("turnId");
             MDC.remove("traceId");
         }
     }
 
-    private String steps() throws TurnEnded {
+    private ResponseStatus steps() throws TurnEnded {
         if (progress.started()) {
             LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
                     turn.runId(), turn.threadId(), turn.provider().name(), retry.model());
@@ -159,12 +161,12 @@ final class AgentLoop implements Runnable {
         }
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
-                throw new TurnEnded(HANDED_OVER);
+                throw TurnEnded.handedOver();
             }
             int current = step;
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
-            if (stepUsage != null && outcome.status() == StepOutcome.Status.COMPLETE) {
+            if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
             ensurePublishing();
@@ -174,10 +176,10 @@ final class AgentLoop implements Runnable {
                     throw aborted();
                 }
                 case ERROR -> {
-                    abandon(outcome.toolCalls(), new UnansweredCall(ToolStatus.ABORTED, outcome.error(),
+                    abandon(outcome.toolCalls(), new UnansweredCall(ToolState.ABORTED, outcome.error(),
                             "aborted: the model call failed"));
                     publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
-                    return StepOutcome.Status.ERROR.wire();
+                    return ResponseStatus.ERROR;
                 }
                 default -> {
                     // complete: go on
@@ -202,16 +204,16 @@ final class AgentLoop implements Runnable {
         return done(FinishReasons.MAX_STEPS);
     }
 
-    private String done(String finishReason) {
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.COMPLETE.wire(), usage.total(), finishReason,
+    private ResponseStatus done(String finishReason) {
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
                 retry.model()));
-        return StepOutcome.Status.COMPLETE.wire();
+        return ResponseStatus.COMPLETE;
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), StepOutcome.Status.ABORTED.wire(), usage.total(), null, retry.model()));
-        return new TurnEnded(StepOutcome.Status.ABORTED.wire());
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model()));
+        return new TurnEnded(ResponseStatus.ABORTED);
     }
 
     private void publishUserPrompt() {
@@ -220,10 +222,10 @@ final class AgentLoop implements Runnable {
             return;
         }
         if (!progress.promptStarted()) {
-            publish(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, turn.prompt(), null, null, null,
-                    ItemTypes.ORIGIN_USER));
+            publish(new StreamPayload.ItemStart(id, ItemType.MESSAGE, turn.prompt(), null, null, null,
+                    Origins.USER));
         }
-        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, turn.prompt(), ItemTypes.ORIGIN_USER,
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, turn.prompt(), Origins.USER,
                 null, null, null, null, null, null)));
     }
 
@@ -261,10 +263,10 @@ final class AgentLoop implements Runnable {
                 ErrorInfo timeout = ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT, "no result for tool call "
                         + late.callId() + " (" + late.name() + ") within " + config.toolResultTimeout().toSeconds()
                         + " s; is the tool executor running?");
-                endUnanswered(step, calls, pending.keySet(), startedAt, new UnansweredCall(ToolStatus.ERROR, timeout,
+                endUnanswered(step, calls, pending.keySet(), startedAt, new UnansweredCall(ToolState.ERROR, timeout,
                         "timed out: no result within " + config.toolResultTimeout().toSeconds() + " s"));
                 publish(new StreamPayload.ResponseError(turn.runId(), timeout));
-                throw new TurnEnded(StepOutcome.Status.ERROR.wire());
+                throw new TurnEnded(ResponseStatus.ERROR);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
@@ -277,7 +279,7 @@ final class AgentLoop implements Runnable {
                 throw aborted();
             }
             if (active.handover.isDone()) {
-                throw new TurnEnded(HANDED_OVER);
+                throw TurnEnded.handedOver();
             }
             for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();
@@ -304,12 +306,12 @@ final class AgentLoop implements Runnable {
     }
 
     /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */
-    private record UnansweredCall(String status, ErrorInfo error, String output) {
+    private record UnansweredCall(ToolState status, ErrorInfo error, String output) {
     }
 
     private UnansweredCall abortedCall() {
         String reason = active.cancel.reason();
-        return new UnansweredCall(ToolStatus.ABORTED, ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, reason == null ? "cancelled" : reason),
+        return new UnansweredCall(ToolState.ABORTED, ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, reason == null ? "cancelled" : reason),
                 "aborted" + (reason == null ? "" : ": " + reason));
     }
 
@@ -344,8 +346,8 @@ final class AgentLoop implements Runnable {
         if (!result.success() && (output == null || output.isNull()) && errorText != null) {
             output = TextNode.valueOf(errorText);
         }
-        publish(new StreamPayload.ItemStart(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null));
-        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, null, name, null,
+        publish(new StreamPayload.ItemStart(id, ItemType.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null));
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.FUNCTION_CALL_OUTPUT, null, null, name, null,
                 call.callId(), output, result.success(), null)));
         String text = Json.asText(output);
         return new Conversation.ToolOutput(call.callId(), name, text == null ? "" : text, result.success());
@@ -367,7 +369,7 @@ final class AgentLoop implements Runnable {
     private void ensurePublishing() throws TurnEnded {
         if (publishFailure.get() != null) {
             active.cancel.cancel("events cannot be published");
-            throw new TurnEnded(StepOutcome.Status.ERROR.wire());
+            throw new TurnEnded(ResponseStatus.ERROR);
         }
     }
 
@@ -383,10 +385,10 @@ final class AgentLoop implements Runnable {
     }
 
 
-    private void count(String status) {
-        if (StepOutcome.Status.COMPLETE.wire().equals(status)) {
+    private void count(ResponseStatus status) {
+        if (status == ResponseStatus.COMPLETE) {
             metrics.increment(Counter.TURNS_COMPLETED);
-        } else if (StepOutcome.Status.ABORTED.wire().equals(status)) {
+        } else if (status == ResponseStatus.ABORTED) {
             metrics.increment(Counter.TURNS_ABORTED);
         } else {
             metrics.increment(Counter.TURNS_FAILED);

@@ -6,8 +6,10 @@ import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import java.util.List;
@@ -93,7 +95,7 @@ final class ContextManager {
                 return tooLong(outcome, model.get(), "even after compacting it");
             }
         }
-        lastUsed = outcome.status() == StepOutcome.Status.COMPLETE && outcome.usage() != null
+        lastUsed = outcome.status() == ResponseStatus.COMPLETE && outcome.usage() != null
                 ? ContextWindows.used(outcome.usage()) : null;
         return outcome;
     }
@@ -122,8 +124,8 @@ final class ContextManager {
     }
 
     private void publishSummary(String id, String summary) {
-        publish.accept(new StreamPayload.ItemStart(id, ItemTypes.MESSAGE, null, null, null, null, ItemTypes.ORIGIN_COMPACTION));
-        publish.accept(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.MESSAGE, summary, ItemTypes.ORIGIN_COMPACTION,
+        publish.accept(new StreamPayload.ItemStart(id, ItemType.MESSAGE, null, null, null, null, Origins.COMPACTION));
+        publish.accept(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, summary, Origins.COMPACTION,
                 null, null, null, null, null, turn.provider().name())));
     }
 

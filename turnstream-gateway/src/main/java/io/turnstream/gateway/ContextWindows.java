@@ -2,6 +2,7 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.runtime.Settings;
 import java.util.Locale;
@@ -78,7 +79,7 @@ final class ContextWindows {
      * Only a call that published nothing counts: one that failed mid-stream is not called again.
      */
     static boolean overflowed(StepOutcome outcome) {
-        if (outcome.status() != StepOutcome.Status.ERROR || outcome.error() == null || outcome.itemsPublished() > 0) {
+        if (outcome.status() != ResponseStatus.ERROR || outcome.error() == null || outcome.itemsPublished() > 0) {
             return false;
         }
         ErrorInfo error = outcome.error();

@@ -8,7 +8,8 @@ import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,7 @@ final class ConversationCompactor {
         }
 
         boolean aborted() {
-            return outcome.status() == StepOutcome.Status.ABORTED;
+            return outcome.status() == ResponseStatus.ABORTED;
         }
 
         /** Why the compaction failed. */
@@ -75,7 +76,7 @@ final class ConversationCompactor {
         StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(),
                 new ModelRequest(model, turn.system(), request, turn.tools(), config.maxTokens(), config.thinkingBudget()),
                 new StepItems(idPrefix, turn.provider().name(), summary), cancel);
-        String text = outcome.status() == StepOutcome.Status.COMPLETE ? summary.text() : null;
+        String text = outcome.status() == ResponseStatus.COMPLETE ? summary.text() : null;
         if (text == null) {
             return new Result(outcome, null, entries, 0);
         }
@@ -144,7 +145,7 @@ final class ConversationCompactor {
         @Override
         public void emit(StreamPayload payload) {
             if (payload instanceof StreamPayload.ItemDone done && done.finalItem() != null
-                    && ItemTypes.MESSAGE.equals(done.finalItem().type()) && done.finalItem().content() != null) {
+                    && done.finalItem().knownType() == ItemType.MESSAGE && done.finalItem().content() != null) {
                 text.append(text.length() == 0 ? "" : "\n\n").append(done.finalItem().content());
             }
         }

@@ -3,10 +3,10 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.chat.ChatApi;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
-import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -16,11 +16,11 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Failures;
-import io.turnstream.schema.WireFormats;
 import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.WireFormats;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -283,7 +283,7 @@ public final class Gateway implements AutoCloseable {
                             ? resumer.progress(record, steps, turn.provider().model(), active)
                             : TurnProgress.fresh(turn.provider().model());
                     if (progress.endedStatus() != null) {
-                        registry.finish(turn.turnId(), progress.endedStatus());
+                        registry.finish(turn.turnId(), progress.endedStatus().wire());
                     } else {
                         if (resume) {
                             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);

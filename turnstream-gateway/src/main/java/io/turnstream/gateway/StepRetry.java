@@ -9,6 +9,7 @@ import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.model.ResponseStatus;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
@@ -73,7 +74,7 @@ final class StepRetry {
             metrics.increment(Counter.MODEL_CALLS);
             status.callStarting(attempt);
             StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items, cancel);
-            if (outcome.status() != StepOutcome.Status.ERROR) {
+            if (outcome.status() != ResponseStatus.ERROR) {
                 return outcome;
             }
             metrics.increment(Counter.PROVIDER_ERRORS);

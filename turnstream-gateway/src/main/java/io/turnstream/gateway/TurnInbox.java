@@ -64,14 +64,14 @@ final class TurnInbox implements AutoCloseable {
                 if (turnId == null) {
                     throw new IOException("a control command needs a turn id (or key)");
                 }
-                if (ControlMessage.CANCEL.equals(command.type()) && registry.cancel(turnId, command.reason())) {
+                if (command.type() == ControlMessage.Type.CANCEL && registry.cancel(turnId, command.reason())) {
                     LOG.info("turn {} cancelled through {}: {}", turnId, topics.control(), command.reason());
-                } else if (ControlMessage.TOOL_STARTED.equals(command.type()) && command.at() != null) {
+                } else if (command.type() == ControlMessage.Type.TOOL_STARTED && command.at() != null) {
                     registry.toolStarted(turnId, command.callId(), command.at());
-                } else if (ControlMessage.APPROVAL_REQUESTED.equals(command.type()) && command.callId() != null) {
+                } else if (command.type() == ControlMessage.Type.APPROVAL_REQUESTED && command.callId() != null) {
                     approvals.asked(turnId, command.callId());
                     registry.approvalRequested(turnId, command.callId());
-                } else if (ControlMessage.APPROVAL.equals(command.type()) && command.callId() != null
+                } else if (command.type() == ControlMessage.Type.APPROVAL && command.callId() != null
                         && command.approved() != null) {
                     approvals.decided(turnId, command.callId(), command.approved(), command.reason());
                 }

@@ -5,9 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.TurnRequestRecord;
@@ -37,12 +38,12 @@ import java.util.Set;
  * @param awaiting the last checkpointed step when it called tools, else null
  * @param interrupted the step that was streaming, to withdraw, else null
  * @param finishReason set when the last checkpointed step was the final one
- * @param endedStatus set when the turn already ended ({@code complete}, {@code error}, {@code aborted})
+ * @param endedStatus set when the turn already ended
  * @param continuations how many steps were continued after the output token limit
  */
 record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, List<Conversation.Entry> completed,
                     int nextStep, String model, Usage usage, Awaiting awaiting, Interrupted interrupted,
-                    String finishReason, String endedStatus, int continuations) {
+                    String finishReason, ResponseStatus endedStatus, int continuations) {
 
     /**
      * A step whose tool calls are waiting for results.
@@ -58,7 +59,7 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
      * @param nextItem the index the step's next item takes
      * @param open its open items: id to item type
      */
-    record Interrupted(int step, int nextItem, Map<String, String> open) {
+    record Interrupted(int step, int nextItem, Map<String, ItemType> open) {
     }
 
     static TurnProgress fresh(String model) {
@@ -96,19 +97,19 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
     static TurnProgress of(String runId, String requestedModel, List<TurnRequestRecord> steps,
                            List<StreamPayload> events) {
         String promptId = runId + "-user-prompt";
-        Map<String, String> startedItems = new LinkedHashMap<>();
+        Map<String, ItemType> startedItems = new LinkedHashMap<>();
         Set<String> closedItems = new HashSet<>();
         Map<String, OutputItem> outputs = new HashMap<>();
         boolean started = false;
-        String ended = null;
+        ResponseStatus ended = null;
         for (StreamPayload payload : events) {
             if (payload instanceof StreamPayload.ResponseStart) {
                 started = true;
             } else if (payload instanceof StreamPayload.ItemStart start) {
-                startedItems.put(start.itemId(), start.itemType());
+                startedItems.put(start.itemId(), start.knownItemType());
             } else if (payload instanceof StreamPayload.ItemDone done) {
                 closedItems.add(done.itemId());
-                if (done.finalItem() != null && ItemTypes.FUNCTION_CALL_OUTPUT.equals(done.finalItem().type())) {
+                if (done.finalItem() != null && done.finalItem().knownType() == ItemType.FUNCTION_CALL_OUTPUT) {
                     outputs.put(done.finalItem().callId(), done.finalItem());
                 }
             } else if (payload instanceof StreamPayload.ItemError error) {
@@ -118,7 +119,7 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
             } else if (payload instanceof StreamPayload.ResponseDone done) {
                 ended = done.status();
             } else if (payload instanceof StreamPayload.ResponseError) {
-                ended = StepOutcome.Status.ERROR.wire();
+                ended = ResponseStatus.ERROR;
             }
         }
         List<Conversation.Entry> completed = new ArrayList<>();
@@ -173,11 +174,11 @@ record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, 
         return published;
     }
 
-    private static Interrupted interrupted(String prefix, int step, Map<String, String> startedItems,
+    private static Interrupted interrupted(String prefix, int step, Map<String, ItemType> startedItems,
                                            Set<String> closedItems) {
         int nextItem = 0;
-        Map<String, String> open = new LinkedHashMap<>();
-        for (Map.Entry<String, String> item : startedItems.entrySet()) {
+        Map<String, ItemType> open = new LinkedHashMap<>();
+        for (Map.Entry<String, ItemType> item : startedItems.entrySet()) {
             String id = item.getKey();
             if (id.startsWith(prefix) && id.length() > prefix.length() && id.substring(prefix.length()).chars().allMatch(Character::isDigit)) {
                 nextItem = Math.max(nextItem, Integer.parseInt(id.substring(prefix.length())) + 1);

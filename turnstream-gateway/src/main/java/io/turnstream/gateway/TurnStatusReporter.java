@@ -6,6 +6,8 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.TurnStatus;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
+import io.turnstream.model.TurnActivity;
 import java.time.Duration;
 import java.util.function.Consumer;
 
@@ -24,24 +26,24 @@ final class TurnStatusReporter {
     }
 
     void retrying(int nextAttempt, Duration delay, ErrorInfo why) {
-        turn(new TurnStatus(TurnStatus.RETRYING, nextAttempt, delay.toMillis(), null, null, why, null, null));
+        turn(new TurnStatus(TurnActivity.RETRYING, nextAttempt, delay.toMillis(), null, null, why, null, null));
     }
 
     void fallback(String fromModel, String toModel, ErrorInfo why) {
-        turn(new TurnStatus(TurnStatus.FALLBACK, null, null, fromModel, toModel, why, null, null));
+        turn(new TurnStatus(TurnActivity.FALLBACK, null, null, fromModel, toModel, why, null, null));
     }
 
     void stalled(ErrorInfo why) {
-        turn(new TurnStatus(TurnStatus.STALLED, null, null, null, null, why, null, null));
+        turn(new TurnStatus(TurnActivity.STALLED, null, null, null, null, why, null, null));
     }
 
     void compacting(long contextTokens, long contextWindow) {
-        turn(new TurnStatus(TurnStatus.COMPACTING, null, null, null, null, null, contextTokens, contextWindow));
+        turn(new TurnStatus(TurnActivity.COMPACTING, null, null, null, null, null, contextTokens, contextWindow));
     }
 
     /** What one model call used and cost; not an interruption. */
     void stepCompleted(int step, String model, StreamPayload.Usage usage) {
-        publish.accept(new TurnStatus(TurnStatus.STEP_COMPLETED, null, null, null, null, null, null, null, step, model,
+        publish.accept(new TurnStatus(TurnActivity.STEP_COMPLETED, null, null, null, null, null, null, null, step, model,
                 usage));
     }
 
@@ -49,7 +51,7 @@ final class TurnStatusReporter {
     void callStarting(int attempt) {
         if (interrupted) {
             interrupted = false;
-            publish.accept(new TurnStatus(TurnStatus.RUNNING, attempt, null, null, null, null, null, null));
+            publish.accept(new TurnStatus(TurnActivity.RUNNING, attempt, null, null, null, null, null, null));
         }
     }
 
@@ -59,28 +61,28 @@ final class TurnStatusReporter {
     }
 
     void toolPending(ToolCallRequest call) {
-        tool(call, ToolStatus.PENDING, null, null, null);
+        tool(call, ToolState.PENDING, null, null, null);
     }
 
     void toolAwaitingApproval(ToolCallRequest call) {
-        tool(call, ToolStatus.AWAITING_APPROVAL, null, null, null);
+        tool(call, ToolState.AWAITING_APPROVAL, null, null, null);
     }
 
     void toolRunning(ToolCallRequest call, long startedAt) {
-        tool(call, ToolStatus.RUNNING, startedAt, null, null);
+        tool(call, ToolState.RUNNING, startedAt, null, null);
     }
 
     void toolFinished(ToolCallRequest call, ToolResult result) {
-        tool(call, result.success() ? ToolStatus.COMPLETED : ToolStatus.ERROR, positive(result.startedAt()),
+        tool(call, result.success() ? ToolState.COMPLETED : ToolState.ERROR, positive(result.startedAt()),
                 positive(result.completedAt()), result.error());
     }
 
     /** The call will never have a result: the turn was cancelled or stopped waiting. */
-    void toolEnded(ToolCallRequest call, String status, Long startedAt, long endedAt, ErrorInfo why) {
+    void toolEnded(ToolCallRequest call, ToolState status, Long startedAt, long endedAt, ErrorInfo why) {
         tool(call, status, startedAt, endedAt, why);
     }
 
-    private void tool(ToolCallRequest call, String status, Long startedAt, Long completedAt, ErrorInfo error) {
+    private void tool(ToolCallRequest call, ToolState status, Long startedAt, Long completedAt, ErrorInfo error) {
         publish.accept(new ToolStatus(call.itemId(), call.callId(), call.name(), status, startedAt, completedAt, error));
     }
 

@@ -1,10 +1,10 @@
 package io.turnstream.gateway;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static io.turnstream.gateway.TurnUpserts.indexOf;
 import static io.turnstream.gateway.TurnUpserts.toolOutput;
 import static io.turnstream.gateway.TurnUpserts.toolStatuses;
 import static io.turnstream.gateway.TurnUpserts.turnStatuses;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,11 +14,15 @@ import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
@@ -173,7 +177,7 @@ class AgentLoopUpsertsTest {
         assertThat(output.success()).isTrue();
         assertThat(statusIndex(turn, "running")).isLessThan(indexOf(turn, output));
         UITurnEvent completedTurn = (UITurnEvent) turn.get(turn.size() - 1).payload();
-        assertThat(completedTurn.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(completedTurn.type()).isEqualTo(UiPayloadType.TURN_COMPLETED);
         assertThat(completedTurn.finishReason()).isEqualTo(FinishReasons.STOP);
         assertThat(completedTurn.modelId()).isEqualTo("turnstream-simulated");
     }
@@ -204,7 +208,7 @@ class AgentLoopUpsertsTest {
         assertThat(output.success()).isFalse();
         assertThat(Json.asText(output.toolOutput())).isEqualTo("aborted: user pressed stop");
         assertThat(toolStatuses(turn)).extracting(UIStatus::status).containsExactly("pending", "running", "aborted");
-        assertThat(((UITurnEvent) turn.get(turn.size() - 1).payload()).status()).isEqualTo("aborted");
+        assertThat(((UITurnEvent) turn.get(turn.size() - 1).payload()).status()).isEqualTo(ResponseStatus.ABORTED);
     }
 
     @Test
@@ -218,7 +222,7 @@ class AgentLoopUpsertsTest {
         assertThat(Json.asText(output.toolOutput())).startsWith("timed out");
         assertThat(toolStatuses(turn).get(toolStatuses(turn).size() - 1).status()).isEqualTo("error");
         UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
-        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_ERROR);
+        assertThat(end.type()).isEqualTo(UiPayloadType.TURN_ERROR);
         assertThat(end.error().code()).isEqualTo("TOOL_RESULT_TIMEOUT");
     }
 
@@ -237,12 +241,12 @@ class AgentLoopUpsertsTest {
         assertThat(retrying.delayMs()).isPositive();
         assertThat(retrying.error().code()).isEqualTo("overloaded_error");
         List<UIUpsert> messages = turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "message".equals(u.itemType()) && !"user".equals(u.origin()))
+                .filter(p -> p instanceof UIUpsert u && u.itemType() == UiItemType.MESSAGE && !"user".equals(u.origin()))
                 .map(p -> (UIUpsert) p).toList();
-        assertThat(messages).filteredOn(u -> UIUpsert.COMPLETED.equals(u.changeType())).extracting(UIUpsert::content)
+        assertThat(messages).filteredOn(u -> u.changeType() == ChangeType.COMPLETED).extracting(UIUpsert::content)
                 .as("the broken answer is withdrawn, never completed").containsExactly("Recovered.");
         UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
-        assertThat(end.status()).isEqualTo("complete");
+        assertThat(end.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(end.usage().costUsd()).as("priced at 3 and 15 USD per million tokens")
                 .isEqualTo((end.usage().promptTokens() * 3 + end.usage().completionTokens() * 15) / 1e6);
     }

@@ -11,13 +11,15 @@ import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
-import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
@@ -146,13 +148,13 @@ class ContextCompactionTest {
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
         UITurnEvent end = end(turn);
-        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(end.type()).isEqualTo(UiPayloadType.TURN_COMPLETED);
         UIStatus compacting = turnStatus(turn, "compacting");
         assertThat(compacting.contextWindow()).isEqualTo(WINDOW);
         assertThat(compacting.contextTokens()).as("the second step's prompt and output").isGreaterThan(9_500);
         UIUpsert summary = compactionItem(turn);
-        assertThat(summary.itemType()).isEqualTo("message");
-        assertThat(summary.changeType()).isEqualTo(UIUpsert.COMPLETED);
+        assertThat(summary.itemType()).isEqualTo(UiItemType.MESSAGE);
+        assertThat(summary.changeType()).isEqualTo(ChangeType.COMPLETED);
         assertThat(summary.content()).startsWith("Summary of 3 earlier messages. The user asked: threshold:");
         assertThat(indexOf(turn, compacting)).isLessThan(indexOf(turn, summary));
         assertThat(indexOf(turn, summary)).isLessThan(indexOf(turn, turnStatus(turn, "running")));
@@ -180,7 +182,7 @@ class ContextCompactionTest {
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
         UITurnEvent end = end(turn);
-        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(end.type()).isEqualTo(UiPayloadType.TURN_COMPLETED);
         UIStatus compacting = turnStatus(turn, "compacting");
         assertThat(compacting.contextTokens()).as("as the provider reported it").isEqualTo(12_345);
         assertThat(compacting.contextWindow()).isEqualTo(WINDOW);
@@ -198,7 +200,7 @@ class ContextCompactionTest {
         List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
 
         UITurnEvent end = end(turn);
-        assertThat(end.type()).isEqualTo(UITurnEvent.TURN_ERROR);
+        assertThat(end.type()).isEqualTo(UiPayloadType.TURN_ERROR);
         assertThat(end.error().code()).isEqualTo(ErrorCodes.CONTEXT_OVERFLOW);
         assertThat(end.error().message()).isEqualTo("the conversation does not fit the context window of "
                 + "turnstream-simulated (10000 tokens) even after compacting it: the provider answered HTTP 400: "
@@ -224,8 +226,8 @@ class ContextCompactionTest {
 
     private static List<String> agentMessages(List<UpsertEnvelope> turn) {
         return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "message".equals(u.itemType()) && "agent".equals(u.origin())
-                        && UIUpsert.COMPLETED.equals(u.changeType()))
+                .filter(p -> p instanceof UIUpsert u && u.itemType() == UiItemType.MESSAGE && "agent".equals(u.origin())
+                        && u.changeType() == ChangeType.COMPLETED)
                 .map(p -> ((UIUpsert) p).content()).toList();
     }
 

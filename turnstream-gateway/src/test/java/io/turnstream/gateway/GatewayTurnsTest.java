@@ -16,13 +16,16 @@ import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.gateway.sim.SimulationScript;
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
@@ -186,7 +189,7 @@ class GatewayTurnsTest {
                 started.get("threadId").asText(), null, "turnstream-simulated", "simulated",
                 ((StreamPayload.ResponseStart) payloads.get(0)).createdAt()));
         assertThat(finalItem(runId, runId + "-user-prompt")).isEqualTo(new OutputItem(runId + "-user-prompt",
-                ItemTypes.MESSAGE, "What is in this workspace?", ItemTypes.ORIGIN_USER, null, null, null, null, null, null));
+                ItemType.MESSAGE, "What is in this workspace?", Origins.USER, null, null, null, null, null, null));
         OutputItem listCall = finalItem(runId, runId + "-s1-2");
         assertThat(listCall.name()).isEqualTo("list_files");
         assertThat(Json.parseOrText(listCall.arguments())).isEqualTo(Json.fromString("{\"path\":\".\"}", JsonNode.class));
@@ -197,7 +200,7 @@ class GatewayTurnsTest {
         assertThat(Json.parseOrText(finalItem(runId, runId + "-s2-2").arguments()).get("path").asText()).isEqualTo("README.md");
         assertThat(finalItem(runId, runId + "-s3-0").content())
                 .startsWith("`README.md` has 3 lines. It begins with:\n\n> # Demo workspace");
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(done.finishReason()).isEqualTo(FinishReasons.STOP);
         assertThat(done.usage().completionTokens()).isPositive();
         assertThat(done.usage().totalTokens()).isEqualTo(done.usage().promptTokens() + done.usage().completionTokens());
@@ -213,7 +216,7 @@ class GatewayTurnsTest {
 
         StreamPayload.ResponseDone done = awaitDone(runId);
 
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(done.finishReason()).isEqualTo(FinishReasons.MAX_STEPS);
         assertThat(finalItem(runId, runId + "-s1-out0").output().asText()).isEqualTo("README.md\nsrc/\n");
     }
@@ -229,7 +232,7 @@ class GatewayTurnsTest {
 
         assertThat(cancel.statusCode()).isEqualTo(202);
         StreamPayload.ResponseDone done = awaitDone(runId);
-        assertThat(done.status()).isEqualTo("aborted");
+        assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED);
         List<StreamPayload> payloads = raw.payloads(runId);
         assertThat(payloads.get(payloads.size() - 2)).isEqualTo(new StreamPayload.ItemCancelled(runId + "-s1-0"));
         assertThat(payloads.get(payloads.size() - 1)).isSameAs(done);
@@ -248,7 +251,7 @@ class GatewayTurnsTest {
 
         StreamPayload.ResponseDone done = awaitDone(runId);
 
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(attempts.get("rate-limited: hello")).hasValue(2);
         assertThat(shape(raw.payloads(runId))).containsExactly(
                 "response_start",
@@ -288,7 +291,7 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-3 message", "item_delta " + r + "-s1-3 x5", "item_error " + r + "-s1-3",
                 "turn_status stalled",
                 "response_error");
-        assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status()))
+        assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && t.status() == TurnActivity.RETRYING)
                 .extracting(p -> ((StreamPayload.TurnStatus) p).attempt()).containsExactly(2, 3, 4);
         assertThat(attempts.get("stall: hello")).hasValue(4);
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.STALLS)).isEqualTo(stallsBefore + 4);
@@ -301,7 +304,7 @@ class GatewayTurnsTest {
 
         StreamPayload.ResponseDone done = awaitDone(runId);
 
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         String r = runId;
         assertThat(shape(raw.payloads(runId))).containsExactly(
                 "response_start",
@@ -326,12 +329,12 @@ class GatewayTurnsTest {
 
         StreamPayload.ResponseDone done = awaitDone(runId);
 
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(done.modelId()).isEqualTo(FALLBACK_MODEL);
         assertThat(finalItem(runId, runId + "-s1-1").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         List<StreamPayload> statuses = raw.payloads(runId).stream().filter(p -> p instanceof StreamPayload.TurnStatus).toList();
         assertThat(statuses).extracting(p -> ((StreamPayload.TurnStatus) p).status())
-                .containsExactly("stalled", "fallback", "running", "step_completed");
+                .containsExactly(TurnActivity.STALLED, TurnActivity.FALLBACK, TurnActivity.RUNNING, TurnActivity.STEP_COMPLETED);
         StreamPayload.TurnStatus fallback = (StreamPayload.TurnStatus) statuses.get(1);
         assertThat(fallback.fromModel()).isEqualTo("turnstream-simulated");
         assertThat(fallback.toModel()).isEqualTo(FALLBACK_MODEL);
@@ -342,13 +345,13 @@ class GatewayTurnsTest {
         JsonNode started = startTurn("{\"prompt\": \"rate-limited-long: hi\", \"tools\": []}");
         String runId = started.get("runId").asText();
         await().atMost(TURN_TIMEOUT).until(() -> raw.payloads(runId).stream()
-                .anyMatch(p -> p instanceof StreamPayload.TurnStatus t && "retrying".equals(t.status())));
+                .anyMatch(p -> p instanceof StreamPayload.TurnStatus t && t.status() == TurnActivity.RETRYING));
 
         HttpResponse<String> cancel = post("/v1/turns/" + started.get("turnId").asText() + "/cancel", "{}");
 
         assertThat(cancel.statusCode()).isEqualTo(202);
         StreamPayload.ResponseDone done = awaitDone(runId);
-        assertThat(done.status()).isEqualTo("aborted");
+        assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED);
         assertThat(attempts.get("rate-limited-long: hi")).hasValue(1);
         StreamPayload.TurnStatus retrying = (StreamPayload.TurnStatus) raw.payloads(runId).stream()
                 .filter(p -> p instanceof StreamPayload.TurnStatus).findFirst().orElseThrow();
@@ -386,7 +389,7 @@ class GatewayTurnsTest {
 
         StreamPayload.ResponseDone done = awaitDone(runId);
 
-        assertThat(done.status()).isEqualTo("complete");
+        assertThat(done.status()).isEqualTo(ResponseStatus.COMPLETE);
         assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Answered by " + FALLBACK_MODEL + ".");
         assertThat(gateway.metrics().get(GatewayMetrics.Counter.FALLBACKS)).isEqualTo(fallbacksBefore + 1);
     }
@@ -401,7 +404,7 @@ class GatewayTurnsTest {
         StreamPayload.ResponseDone done = awaitDone(runId);
 
         List<StreamPayload.Usage> steps = raw.payloads(runId).stream()
-                .filter(p -> p instanceof StreamPayload.TurnStatus t && "step_completed".equals(t.status()))
+                .filter(p -> p instanceof StreamPayload.TurnStatus t && t.status() == TurnActivity.STEP_COMPLETED)
                 .map(p -> ((StreamPayload.TurnStatus) p).usage()).toList();
         assertThat(steps).hasSize(2);
         StreamPayload.Usage first = steps.get(0);
@@ -510,7 +513,7 @@ class GatewayTurnsTest {
         }
         for (StreamEvent event : raw.events(runId)) {
             if (event.payload() instanceof StreamPayload.ItemDone done
-                    && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+                    && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
                 assertThat(done.finalItem().arguments().isTextual()).as("arguments are JSON text").isTrue();
             }
         }

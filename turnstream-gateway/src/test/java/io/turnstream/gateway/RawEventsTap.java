@@ -2,7 +2,7 @@ package io.turnstream.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -74,7 +74,7 @@ final class RawEventsTap implements AutoCloseable {
             turnOfRun.put(event.runId(), start.turnId());
         }
         if (event.payload() instanceof StreamPayload.ItemDone done
-                && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+                && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
             String turnId = turnOfRun.get(event.runId());
             Call call = new Call(turnId, done.finalItem().callId(), done.finalItem().name(),
                     Json.parseOrText(done.finalItem().arguments()));

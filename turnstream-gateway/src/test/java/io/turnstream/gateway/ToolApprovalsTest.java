@@ -1,10 +1,10 @@
 package io.turnstream.gateway;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static io.turnstream.gateway.TurnUpserts.end;
 import static io.turnstream.gateway.TurnUpserts.toolOutput;
 import static io.turnstream.gateway.TurnUpserts.toolOutputs;
 import static io.turnstream.gateway.TurnUpserts.toolStatuses;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,6 +14,7 @@ import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UIUpsert;
@@ -143,7 +144,7 @@ class ToolApprovalsTest {
         assertThat(toolOutput(turn).success()).isTrue();
         assertThat(Json.asText(toolOutput(turn).toolOutput())).isEqualTo("noted: note: approve me");
         assertThat(notesTaken.get("note: approve me")).hasValue(1);
-        assertThat(end(turn).status()).isEqualTo("complete");
+        assertThat(end(turn).status()).isEqualTo(ResponseStatus.COMPLETE);
     }
 
     @Test
@@ -162,7 +163,7 @@ class ToolApprovalsTest {
         assertThat(statuses).extracting(UIStatus::status).containsExactly("pending", "awaiting_approval", "error");
         assertThat(statuses.get(2).error().code()).isEqualTo("DENIED");
         assertThat(notesTaken).doesNotContainKey("note: deny me");
-        assertThat(end(turn).status()).as("the model reads the denial and answers").isEqualTo("complete");
+        assertThat(end(turn).status()).as("the model reads the denial and answers").isEqualTo(ResponseStatus.COMPLETE);
     }
 
     @Test

@@ -7,9 +7,10 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.TurnRequestRecord;
@@ -45,8 +46,8 @@ class TurnProgressTest {
     @Test
     void aStepThatWasStreamingIsToBeWithdrawnWithItsOpenItems() {
         started();
-        item(RUN + "-s1-0", ItemTypes.REASONING, true);
-        item(RUN + "-s1-1", ItemTypes.MESSAGE, false);
+        item(RUN + "-s1-0", ItemType.REASONING, true);
+        item(RUN + "-s1-1", ItemType.MESSAGE, false);
 
         TurnProgress progress = fold();
 
@@ -55,7 +56,7 @@ class TurnProgressTest {
         assertThat(progress.nextStep()).isEqualTo(1);
         assertThat(progress.completed()).isEmpty();
         assertThat(progress.interrupted()).isEqualTo(new TurnProgress.Interrupted(1, 2,
-                Map.of(RUN + "-s1-1", ItemTypes.MESSAGE)));
+                Map.of(RUN + "-s1-1", ItemType.MESSAGE)));
     }
 
     @Test
@@ -82,7 +83,7 @@ class TurnProgressTest {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, toolStep(CALL_A), false)));
         output(1, 0, CALL_A, "file text");
-        item(RUN + "-s2-0", ItemTypes.MESSAGE, true);
+        item(RUN + "-s2-0", ItemType.MESSAGE, true);
         steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, finalStep(), false)));
 
         TurnProgress progress = fold();
@@ -114,9 +115,9 @@ class TurnProgressTest {
     @Test
     void aTurnThatEndedIsNotResumed() {
         started();
-        events.add(new StreamPayload.ResponseDone(RUN, "complete", null, "stop"));
+        events.add(new StreamPayload.ResponseDone(RUN, ResponseStatus.COMPLETE, null, "stop"));
 
-        assertThat(fold().endedStatus()).isEqualTo("complete");
+        assertThat(fold().endedStatus()).isEqualTo(ResponseStatus.COMPLETE);
     }
 
     private TurnProgress fold() {
@@ -125,10 +126,10 @@ class TurnProgressTest {
 
     private void started() {
         events.add(new StreamPayload.ResponseStart(RUN, "turn-1", "thread-1", null, "m", "anthropic", 0));
-        item(RUN + "-user-prompt", ItemTypes.MESSAGE, true);
+        item(RUN + "-user-prompt", ItemType.MESSAGE, true);
     }
 
-    private void item(String id, String type, boolean done) {
+    private void item(String id, ItemType type, boolean done) {
         events.add(new StreamPayload.ItemStart(id, type, null, null, null, null, null));
         events.add(new StreamPayload.ItemDelta(id, "text"));
         if (done) {
@@ -139,9 +140,9 @@ class TurnProgressTest {
 
     private void output(int step, int index, ToolCallRequest call, String text) {
         String id = RUN + "-s" + step + "-out" + index;
-        events.add(new StreamPayload.ItemStart(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, call.name(), null,
+        events.add(new StreamPayload.ItemStart(id, ItemType.FUNCTION_CALL_OUTPUT, null, call.name(), null,
                 call.callId(), null));
-        events.add(new StreamPayload.ItemDone(id, new OutputItem(id, ItemTypes.FUNCTION_CALL_OUTPUT, null, null,
+        events.add(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.FUNCTION_CALL_OUTPUT, null, null,
                 call.name(), null, call.callId(), TextNode.valueOf(text), true, null)));
     }
 
@@ -150,17 +151,17 @@ class TurnProgressTest {
     }
 
     private static StepOutcome toolStep(ToolCallRequest... calls) {
-        return new StepOutcome(StepOutcome.Status.COMPLETE, "tool_calls", null, List.of(calls), assistant(), null,
+        return new StepOutcome(ResponseStatus.COMPLETE, "tool_calls", null, List.of(calls), assistant(), null,
                 false, false, null, 3);
     }
 
     private static StepOutcome cutOffStep() {
-        return new StepOutcome(StepOutcome.Status.COMPLETE, "length", null, List.of(), assistant(), null, false, false,
+        return new StepOutcome(ResponseStatus.COMPLETE, "length", null, List.of(), assistant(), null, false, false,
                 null, 3);
     }
 
     private static StepOutcome finalStep() {
-        return new StepOutcome(StepOutcome.Status.COMPLETE, "stop", null, List.of(), assistant(), null, false, false,
+        return new StepOutcome(ResponseStatus.COMPLETE, "stop", null, List.of(), assistant(), null, false, false,
                 null, 3);
     }
 }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.List;
 
@@ -15,16 +17,16 @@ final class TurnUpserts {
     }
 
     static List<UIStatus> toolStatuses(List<UpsertEnvelope> turn) {
-        return statuses(turn, UIStatus.TOOL_STATUS);
+        return statuses(turn, UiPayloadType.TOOL_STATUS);
     }
 
     static List<UIStatus> turnStatuses(List<UpsertEnvelope> turn) {
-        return statuses(turn, UIStatus.TURN_STATUS);
+        return statuses(turn, UiPayloadType.TURN_STATUS);
     }
 
     static List<UIUpsert> toolOutputs(List<UpsertEnvelope> turn) {
         return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIUpsert u && "tool_output".equals(u.itemType()))
+                .filter(p -> p instanceof UIUpsert u && u.itemType() == UiItemType.TOOL_OUTPUT)
                 .map(p -> (UIUpsert) p).toList();
     }
 
@@ -50,9 +52,9 @@ final class TurnUpserts {
         return -1;
     }
 
-    private static List<UIStatus> statuses(List<UpsertEnvelope> turn, String type) {
+    private static List<UIStatus> statuses(List<UpsertEnvelope> turn, UiPayloadType type) {
         return turn.stream().map(UpsertEnvelope::payload)
-                .filter(p -> p instanceof UIStatus s && type.equals(s.type()))
+                .filter(p -> p instanceof UIStatus s && s.type() == type)
                 .map(p -> (UIStatus) p).toList();
     }
 }

@@ -55,10 +55,24 @@ public sealed interface StreamPayload {
         }
     }
 
-    /** {@code arguments} may be JSON text or a JSON value. */
+    /**
+     * {@code arguments} may be JSON text or a JSON value. {@code item_type} stays the text any producer
+     * wrote: the topology turns it into an {@link ItemType} and dead-letters an unknown one, naming the item.
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record ItemStart(String itemId, String itemType, String initialContent, String name,
                      JsonNode arguments, String callId, String origin) implements StreamPayload {
+
+        public ItemStart(String itemId, ItemType itemType, String initialContent, String name,
+                         JsonNode arguments, String callId, String origin) {
+            this(itemId, itemType.wire(), initialContent, name, arguments, callId, origin);
+        }
+
+        /** {@code item_type} as an {@link ItemType}, or null when it is not one of the contract. */
+        @JsonIgnore
+        public ItemType knownItemType() {
+            return ItemType.fromWire(itemType);
+        }
         @Override
         public String type() {
             return ITEM_START;
@@ -99,10 +113,10 @@ public sealed interface StreamPayload {
 
     /** @param modelId the model that produced the turn's last step, when it differs from response_start's or is known */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ResponseDone(String responseId, String status, Usage usage, String finishReason, String modelId)
+    record ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason, String modelId)
             implements StreamPayload {
 
-        public ResponseDone(String responseId, String status, Usage usage, String finishReason) {
+        public ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason) {
             this(responseId, status, usage, finishReason, null);
         }
 
@@ -128,21 +142,14 @@ public sealed interface StreamPayload {
      * usage: what one model call used and cost).
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record TurnStatus(String status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
+    record TurnStatus(TurnActivity status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
                       Long contextTokens, Long contextWindow, Integer step, String modelId, Usage usage)
             implements StreamPayload {
 
-        public TurnStatus(String status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
+        public TurnStatus(TurnActivity status, Integer attempt, Long delayMs, String fromModel, String toModel, ErrorInfo error,
                           Long contextTokens, Long contextWindow) {
             this(status, attempt, delayMs, fromModel, toModel, error, contextTokens, contextWindow, null, null, null);
         }
-
-        public static final String RETRYING = "retrying";
-        public static final String FALLBACK = "fallback";
-        public static final String STALLED = "stalled";
-        public static final String COMPACTING = "compacting";
-        public static final String RUNNING = "running";
-        public static final String STEP_COMPLETED = "step_completed";
 
         @Override
         public String type() {
@@ -156,15 +163,8 @@ public sealed interface StreamPayload {
      * then {@code completed} or {@code error} (with both times) or {@code aborted} (cancelled).
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ToolStatus(String itemId, String callId, String toolName, String status, Long startedAt, Long completedAt,
+    record ToolStatus(String itemId, String callId, String toolName, ToolState status, Long startedAt, Long completedAt,
                       ErrorInfo error) implements StreamPayload {
-
-        public static final String PENDING = "pending";
-        public static final String AWAITING_APPROVAL = "awaiting_approval";
-        public static final String RUNNING = "running";
-        public static final String COMPLETED = "completed";
-        public static final String ERROR = "error";
-        public static final String ABORTED = "aborted";
 
         @Override
         public String type() {

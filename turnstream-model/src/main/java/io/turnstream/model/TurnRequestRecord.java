@@ -16,23 +16,30 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param checkpoint {@code step} records: model, usage so far, the assistant's step in the
  *                   provider's wire shape, its tool calls and finish reason
  */
-public record TurnRequestRecord(String type, String turnId, String threadId, String runId, String tenantId,
+public record TurnRequestRecord(Kind type, String turnId, String threadId, String runId, String tenantId,
                                 long requestedAt, JsonNode request, Long step, JsonNode checkpoint) {
 
-    public static final String REQUEST = "request";
-    public static final String STEP = "step";
+    /** The two kinds of record on {@code llm.turn-requests}. */
+    public enum Kind implements WireValue {
+        REQUEST, STEP;
+
+        @Override
+        public String toString() {
+            return wire();
+        }
+    }
 
     public static TurnRequestRecord request(String turnId, String threadId, String runId, String tenantId,
                                             long requestedAt, JsonNode request) {
-        return new TurnRequestRecord(REQUEST, turnId, threadId, runId, tenantId, requestedAt, request, null, null);
+        return new TurnRequestRecord(Kind.REQUEST, turnId, threadId, runId, tenantId, requestedAt, request, null, null);
     }
 
     public TurnRequestRecord stepDone(long stepNumber, JsonNode stepCheckpoint) {
-        return new TurnRequestRecord(STEP, turnId, threadId, runId, tenantId, requestedAt, null, stepNumber,
+        return new TurnRequestRecord(Kind.STEP, turnId, threadId, runId, tenantId, requestedAt, null, stepNumber,
                 stepCheckpoint);
     }
 
     public boolean startsTurn() {
-        return REQUEST.equals(type);
+        return type == Kind.REQUEST;
     }
 }

@@ -5,24 +5,21 @@ package io.turnstream.model;
  * step_completed with the step's usage)
  * or of one of its tool calls ({@code tool_status}: pending, awaiting_approval, running, completed,
  * error, aborted). It is not a lifecycle event: the turn goes on after it. Only the fields of its
- * kind are set; see {@link StreamPayload.TurnStatus} and {@link StreamPayload.ToolStatus}.
+ * kind are set; see {@link StreamPayload.TurnStatus} and {@link StreamPayload.ToolStatus}. {@code status} is
+ * the wire form of a {@link TurnActivity} or a {@link ToolState}, by {@code type}.
  */
-public record UIStatus(String type, String turnId, String threadId, String status, String itemId, String callId,
+public record UIStatus(UiPayloadType type, String turnId, String threadId, String status, String itemId, String callId,
                        String toolName, Integer attempt, Long delayMs, String fromModel, String toModel,
                        Long startedAt, Long completedAt, Long contextTokens, Long contextWindow, ErrorInfo error,
                        Integer step, String modelId, UITurnEvent.Usage usage)
         implements UiPayload {
 
-    public static final String TURN_STATUS = "turn_status";
-    public static final String TOOL_STATUS = "tool_status";
-
-    @Override
-    public String stateKey() {
-        return TOOL_STATUS.equals(type) ? "tool-status/" + callId : "status";
+    public UIStatus {
+        UiPayload.requireTypeOf(UIStatus.class, type);
     }
 
     @Override
-    public String payloadType() {
-        return UpsertEnvelope.STATUS;
+    public String stateKey() {
+        return type == UiPayloadType.TOOL_STATUS ? "tool-status/" + callId : "status";
     }
 }

@@ -1,23 +1,18 @@
 package io.turnstream.model;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
-import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import com.fasterxml.jackson.databind.annotation.JsonTypeIdResolver;
 
 /**
  * The payload of an {@link UpsertEnvelope}: an item upsert, a turn lifecycle event or a status,
- * told apart by {@code type}.
+ * told apart by {@code type} (a {@link UiPayloadType}).
  */
-@JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.EXISTING_PROPERTY, property = "type", visible = true)
-@JsonSubTypes({
-    @JsonSubTypes.Type(value = UIUpsert.class, name = UIUpsert.TYPE),
-    @JsonSubTypes.Type(value = UITurnEvent.class, names = {
-        UITurnEvent.TURN_STARTED, UITurnEvent.TURN_COMPLETED, UITurnEvent.TURN_ERROR}),
-    @JsonSubTypes.Type(value = UIStatus.class, names = {UIStatus.TURN_STATUS, UIStatus.TOOL_STATUS})
-})
+@JsonTypeInfo(use = JsonTypeInfo.Id.CUSTOM, include = JsonTypeInfo.As.EXISTING_PROPERTY, property = "type", visible = true)
+@JsonTypeIdResolver(UiPayloadTypeIds.class)
 public sealed interface UiPayload permits UIUpsert, UITurnEvent, UIStatus {
 
-    String type();
+    UiPayloadType type();
 
     String turnId();
 
@@ -33,7 +28,15 @@ public sealed interface UiPayload permits UIUpsert, UITurnEvent, UIStatus {
 
     /** The envelope's {@code payloadType} for this payload. */
     @JsonIgnore
-    default String payloadType() {
-        return UpsertEnvelope.TURN_EVENT;
+    default PayloadType payloadType() {
+        return type().payloadType();
+    }
+
+    /** Checks a record's {@code type} names that record: a turn event cannot claim to be an item upsert. */
+    static void requireTypeOf(Class<? extends UiPayload> recordType, UiPayloadType type) {
+        if (type == null || type.recordType() != recordType) {
+            throw new IllegalArgumentException(recordType.getSimpleName() + " type must be one of ["
+                    + UiPayloadType.typesOf(recordType) + "], not " + type);
+        }
     }
 }

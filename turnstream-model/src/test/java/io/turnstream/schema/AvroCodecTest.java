@@ -3,14 +3,18 @@ package io.turnstream.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.Json;
+import io.turnstream.model.PayloadType;
 import io.turnstream.model.PublishedTool;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.util.Arrays;
@@ -63,7 +67,7 @@ class AvroCodecTest {
 
     @Test
     void aMissingRequiredFieldIsNamed() {
-        ControlMessage noTurn = new ControlMessage("cancel", null, "why");
+        ControlMessage noTurn = new ControlMessage(ControlMessage.Type.CANCEL, null, "why");
 
         assertThatThrownBy(() -> AvroCodec.encode(noTurn, AvroSchemas.of(ControlMessage.class)))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -83,8 +87,10 @@ class AvroCodecTest {
 
     @Test
     void aPayloadTypeNoBranchListsIsRefused() {
-        UpsertEnvelope unknown = new UpsertEnvelope("e", 1, "turn-1", 1, "turn_event",
-                new UITurnEvent("turn_paused", "turn-1", "thread-1", null, null, null, null, null));
+        // a newer producer's payload type, which no record of this version can hold: written as JSON
+        ObjectNode unknown = Json.MAPPER.valueToTree(new UpsertEnvelope("e", 1, "turn-1", 1, PayloadType.TURN_EVENT,
+                new UITurnEvent(UiPayloadType.TURN_STARTED, "turn-1", "thread-1", null, null, null, null, null)));
+        ((ObjectNode) unknown.get("payload")).put("type", "turn_paused");
 
         assertThatThrownBy(() -> AvroCodec.encode(unknown, AvroSchemas.of(UpsertEnvelope.class)))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -3,21 +3,27 @@ package io.turnstream.schema;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.ItemAppend;
-import io.turnstream.model.PublishedTool;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.PublishedTool;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayload;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,21 +65,21 @@ final class ContractSamples {
                 new StreamPayload.ItemError("item-3", error),
                 new StreamPayload.ItemError("item-3", ErrorInfo.of("boom", "it broke")),
                 new StreamPayload.ItemCancelled("item-4"),
-                new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(12, 34, 46), "stop"),
-                new StreamPayload.ResponseDone("resp-1", "aborted", null, null),
-                new StreamPayload.ResponseDone("resp-1", "complete", new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L,
+                new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(12, 34, 46), "stop"),
+                new StreamPayload.ResponseDone("resp-1", ResponseStatus.ABORTED, null, null),
+                new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L,
                         30L, 0.004815), "length", "claude-fallback"),
                 new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded", "try later")),
-                new StreamPayload.TurnStatus("retrying", 2, 1500L, null, null, ErrorInfo.of("rate_limit_error", "slow down"),
+                new StreamPayload.TurnStatus(TurnActivity.RETRYING, 2, 1500L, null, null, ErrorInfo.of("rate_limit_error", "slow down"),
                         null, null),
-                new StreamPayload.TurnStatus("fallback", null, null, "claude-x", "claude-y", null, null, null),
-                new StreamPayload.TurnStatus("compacting", null, null, null, null, null, 180_000L, 200_000L),
-                new StreamPayload.TurnStatus("running", null, null, null, null, null, null, null),
-                new StreamPayload.TurnStatus("step_completed", null, null, null, null, null, null, null, 2, "claude-x",
+                new StreamPayload.TurnStatus(TurnActivity.FALLBACK, null, null, "claude-x", "claude-y", null, null, null),
+                new StreamPayload.TurnStatus(TurnActivity.COMPACTING, null, null, null, null, null, 180_000L, 200_000L),
+                new StreamPayload.TurnStatus(TurnActivity.RUNNING, null, null, null, null, null, null, null),
+                new StreamPayload.TurnStatus(TurnActivity.STEP_COMPLETED, null, null, null, null, null, null, null, 2, "claude-x",
                         new StreamPayload.Usage(1200, 80, 1280, 1000L, null, 30L, 0.0021)),
-                new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", "completed", T, T + 40, null),
-                new StreamPayload.ToolStatus(null, "call-2", null, "pending", null, null, null),
-                new StreamPayload.ToolStatus("call-item", "call-3", "write_file", "aborted", T, T + 5,
+                new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", ToolState.COMPLETED, T, T + 40, null),
+                new StreamPayload.ToolStatus(null, "call-2", null, ToolState.PENDING, null, null, null),
+                new StreamPayload.ToolStatus("call-item", "call-3", "write_file", ToolState.ABORTED, T, T + 5,
                         ErrorInfo.of("ABORTED", "user pressed stop")));
     }
 
@@ -88,53 +94,53 @@ final class ContractSamples {
         return events;
     }
 
-    static UIUpsert messageUpsert(String turnId, String itemId, String changeType, long version, String content) {
-        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "message", changeType, version, content,
+    static UIUpsert messageUpsert(String turnId, String itemId, ChangeType changeType, long version, String content) {
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, "thread-1", itemId, UiItemType.MESSAGE, changeType, version, content,
                 "agent", null, null, null, null, null, null, null, null);
     }
 
     static UIUpsert toolCallUpsert(String turnId, String itemId, JsonNode arguments) {
-        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "tool_call", UIUpsert.COMPLETED, 1, "",
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, "thread-1", itemId, UiItemType.TOOL_CALL, ChangeType.COMPLETED, 1, "",
                 null, "anthropic", "get_weather", arguments, "call-1", null, null, null, null);
     }
 
     static UIUpsert toolOutputUpsert(String turnId, String itemId, JsonNode output, boolean success) {
-        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "tool_output", UIUpsert.COMPLETED, 1, "",
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, "thread-1", itemId, UiItemType.TOOL_OUTPUT, ChangeType.COMPLETED, 1, "",
                 null, null, "get_weather", null, "call-1", output, success, null, null);
     }
 
     static UIUpsert errorUpsert(String turnId, String itemId) {
-        return new UIUpsert(UIUpsert.TYPE, turnId, "thread-1", itemId, "error", UIUpsert.COMPLETED, 1, "",
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, "thread-1", itemId, UiItemType.ERROR, ChangeType.COMPLETED, 1, "",
                 null, null, null, null, null, null, null, "content_filter", "blocked");
     }
 
     static UITurnEvent turnStarted(String turnId) {
-        return new UITurnEvent(UITurnEvent.TURN_STARTED, turnId, "thread-1", "claude-x", "anthropic", null, null, null);
+        return new UITurnEvent(UiPayloadType.TURN_STARTED, turnId, "thread-1", "claude-x", "anthropic", null, null, null);
     }
 
     static UITurnEvent turnCompleted(String turnId) {
-        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-x", "anthropic", "complete",
+        return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turnId, "thread-1", "claude-x", "anthropic", ResponseStatus.COMPLETE,
                 new UITurnEvent.Usage(10, 20, 30), null, "tenant-a");
     }
 
     static UITurnEvent turnCompletedWithEverything(String turnId) {
-        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turnId, "thread-1", "claude-fallback", null, "complete",
+        return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turnId, "thread-1", "claude-fallback", null, ResponseStatus.COMPLETE,
                 new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "tenant-a", "max_steps");
     }
 
     static UIStatus turnStatus(String turnId) {
-        return new UIStatus(UIStatus.TURN_STATUS, turnId, "thread-1", "retrying", null, null, null, 2, 1500L, "claude-x",
+        return new UIStatus(UiPayloadType.TURN_STATUS, turnId, "thread-1", "retrying", null, null, null, 2, 1500L, "claude-x",
                 "claude-y", null, null, 180_000L, 200_000L, ErrorInfo.of("overloaded_error", "Overloaded"), 3, "claude-x",
                 new UITurnEvent.Usage(10, 20, 30, 5L, 1L, 2L, 0.5));
     }
 
     static UIStatus toolStatus(String turnId) {
-        return new UIStatus(UIStatus.TOOL_STATUS, turnId, "thread-1", "running", "call-item", "call-1", "get_weather",
+        return new UIStatus(UiPayloadType.TOOL_STATUS, turnId, "thread-1", "running", "call-item", "call-1", "get_weather",
                 null, null, null, null, T, null, null, null, null, null, null, null);
     }
 
     static UITurnEvent turnError(String turnId) {
-        return new UITurnEvent(UITurnEvent.TURN_ERROR, turnId, "thread-1", null, null, "error", null,
+        return new UITurnEvent(UiPayloadType.TURN_ERROR, turnId, "thread-1", null, null, ResponseStatus.ERROR, null,
                 ErrorInfo.of("TURN_TIMEOUT", "no event for 300 s"));
     }
 
@@ -146,8 +152,8 @@ final class ContractSamples {
     static List<UpsertEnvelope> upsertEnvelopes() {
         return List.of(
                 envelope(1, turnStarted("turn-1")),
-                envelope(2, messageUpsert("turn-1", "item-1", UIUpsert.CREATED, 1, "Hel")),
-                envelope(3, new UIUpsert(UIUpsert.TYPE, "turn-1", "thread-1", "item-2", "reasoning", UIUpsert.UPDATED, 2,
+                envelope(2, messageUpsert("turn-1", "item-1", ChangeType.CREATED, 1, "Hel")),
+                envelope(3, new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "item-2", UiItemType.REASONING, ChangeType.UPDATED, 2,
                         "thinking", "agent", "anthropic", null, null, null, null, null, null, null)),
                 envelope(4, toolCallUpsert("turn-1", "call-item", json("{\"city\":\"Paris\"}"))),
                 envelope(5, toolCallUpsert("turn-1", "call-item-raw", TextNode.valueOf("not json {"))),

@@ -1,8 +1,9 @@
 package io.turnstream.runtime;
 
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
@@ -83,26 +84,26 @@ public final class TurnScript {
 
         /** An agent message streamed in {@code deltas} numbered deltas of about 40 characters (10 tokens). */
         public Builder message(String itemId, int deltas) {
-            return streamed(itemId, ItemTypes.MESSAGE, deltas);
+            return streamed(itemId, ItemType.MESSAGE, deltas);
         }
 
         public Builder reasoning(String itemId, int deltas) {
-            return streamed(itemId, ItemTypes.REASONING, deltas);
+            return streamed(itemId, ItemType.REASONING, deltas);
         }
 
         public Builder functionCall(String itemId, String toolName, String argumentsJson, String callId) {
-            add(new StreamPayload.ItemStart(itemId, ItemTypes.FUNCTION_CALL, null, toolName, null, callId, null));
-            add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemTypes.FUNCTION_CALL, null, null, toolName,
+            add(new StreamPayload.ItemStart(itemId, ItemType.FUNCTION_CALL, null, toolName, null, callId, null));
+            add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemType.FUNCTION_CALL, null, null, toolName,
                     TextNode.valueOf(argumentsJson), callId, null, null, null)));
             return this;
         }
 
         public TurnScript build() {
-            add(new StreamPayload.ResponseDone("resp-" + turnId, "complete", new StreamPayload.Usage(10, 20, 30), "stop"));
+            add(new StreamPayload.ResponseDone("resp-" + turnId, ResponseStatus.COMPLETE, new StreamPayload.Usage(10, 20, 30), "stop"));
             return new TurnScript(runId, turnId, events, expected);
         }
 
-        private Builder streamed(String itemId, String itemType, int deltas) {
+        private Builder streamed(String itemId, ItemType itemType, int deltas) {
             add(new StreamPayload.ItemStart(itemId, itemType, null, null, null, null, null));
             StringBuilder content = new StringBuilder();
             for (int i = 1; i <= deltas; i++) {

@@ -2,10 +2,11 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIUpsert;
-import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.time.Duration;
 import java.util.List;
@@ -58,8 +59,8 @@ public final class UpsertLog implements AutoCloseable {
         assertThat(turn.stream().map(UpsertEnvelope::seq).toList())
                 .as("seq of turn %s: contiguous from 1, each once, in order", script.turnId())
                 .containsExactlyElementsOf(LongStream.rangeClosed(1, turn.size()).boxed().toList());
-        assertThat(turn.get(0).payload().type()).isEqualTo(UITurnEvent.TURN_STARTED);
-        assertThat(turn.get(turn.size() - 1).payload().type()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(turn.get(0).payload().type()).isEqualTo(UiPayloadType.TURN_STARTED);
+        assertThat(turn.get(turn.size() - 1).payload().type()).isEqualTo(UiPayloadType.TURN_COMPLETED);
         Map<String, List<UIUpsert>> byItem = turn.stream()
                 .filter(e -> e.payload() instanceof UIUpsert)
                 .map(e -> (UIUpsert) e.payload())
@@ -75,7 +76,7 @@ public final class UpsertLog implements AutoCloseable {
                         .startsWith(upserts.get(i - 1).content());
             }
             UIUpsert last = upserts.get(upserts.size() - 1);
-            assertThat(last.changeType()).isEqualTo(UIUpsert.COMPLETED);
+            assertThat(last.changeType()).isEqualTo(ChangeType.COMPLETED);
             assertThat(last.content()).as("final content of item %s", itemId).isEqualTo(script.expectedContent(itemId));
         }
     }
@@ -94,7 +95,7 @@ public final class UpsertLog implements AutoCloseable {
     }
 
     private static boolean endsTurn(UpsertEnvelope envelope) {
-        String type = envelope.payload().type();
-        return type.equals(UITurnEvent.TURN_COMPLETED) || type.equals(UITurnEvent.TURN_ERROR);
+        UiPayloadType type = envelope.payload().type();
+        return type == UiPayloadType.TURN_COMPLETED || type == UiPayloadType.TURN_ERROR;
     }
 }

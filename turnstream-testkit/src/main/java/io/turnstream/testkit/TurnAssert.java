@@ -1,8 +1,12 @@
 package io.turnstream.testkit;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
-import io.turnstream.model.UIUpsert;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.List;
 import java.util.Objects;
@@ -33,7 +37,7 @@ public final class TurnAssert extends AbstractAssert<TurnAssert, TurnView> {
 
     public TurnAssert hasStarted() {
         isNotNull();
-        if (actual.lifecycle().stream().noneMatch(e -> e.type().equals(UITurnEvent.TURN_STARTED))) {
+        if (actual.lifecycle().stream().noneMatch(e -> e.type() == UiPayloadType.TURN_STARTED)) {
             failWithMessage("expected turn %s to have started, but it has no turn_started:%n%s", actual.turnId(), actual);
         }
         return this;
@@ -41,12 +45,12 @@ public final class TurnAssert extends AbstractAssert<TurnAssert, TurnView> {
 
     /** {@code turn_completed} with status {@code complete}. */
     public TurnAssert isCompleted() {
-        return endsWith(UITurnEvent.TURN_COMPLETED, "complete");
+        return endsWith(UiPayloadType.TURN_COMPLETED, ResponseStatus.COMPLETE);
     }
 
     /** {@code turn_error} with this error code (e.g. {@code TURN_TIMEOUT}, or the provider's). */
     public TurnAssert failedWith(String errorCode) {
-        endsWith(UITurnEvent.TURN_ERROR, null);
+        endsWith(UiPayloadType.TURN_ERROR, null);
         UITurnEvent end = actual.end().orElseThrow();
         if (end.error() == null || !errorCode.equals(end.error().code())) {
             failWithMessage("expected turn %s to fail with %s, but it failed with %s:%n%s", actual.turnId(), errorCode,
@@ -76,8 +80,8 @@ public final class TurnAssert extends AbstractAssert<TurnAssert, TurnView> {
     /** A completed {@code tool_call} of this tool with these arguments (compared as JSON). */
     public TurnAssert hasToolCall(String toolName, String argumentsJson) {
         isNotNull();
-        boolean found = actual.items().stream().anyMatch(item -> item.itemType().equals("tool_call")
-                && item.changeType().equals(UIUpsert.COMPLETED) && toolName.equals(item.toolName())
+        boolean found = actual.items().stream().anyMatch(item -> item.itemType() == UiItemType.TOOL_CALL
+                && item.changeType() == ChangeType.COMPLETED && toolName.equals(item.toolName())
                 && Json.parseOrText(argumentsJson).equals(Json.parseOrText(item.toolArguments())));
         if (!found) {
             failWithMessage("expected turn %s to have a completed tool_call %s %s:%n%s", actual.turnId(), toolName,
@@ -127,10 +131,10 @@ public final class TurnAssert extends AbstractAssert<TurnAssert, TurnView> {
         return this;
     }
 
-    private TurnAssert endsWith(String type, String status) {
+    private TurnAssert endsWith(UiPayloadType type, ResponseStatus status) {
         isNotNull();
         UITurnEvent end = actual.end().orElse(null);
-        if (end == null || !end.type().equals(type) || (status != null && !status.equals(end.status()))) {
+        if (end == null || end.type() != type || (status != null && status != end.status())) {
             failWithMessage("expected turn %s to end with %s%s, but it %s:%n%s", actual.turnId(), type,
                     status == null ? "" : " " + status, end == null ? "has not ended" : "ended with " + end.type()
                             + (end.status() == null ? "" : " " + end.status()), actual);
@@ -143,7 +147,7 @@ public final class TurnAssert extends AbstractAssert<TurnAssert, TurnView> {
         UIUpsert item = actual.item(itemId).orElse(null);
         if (item == null) {
             failWithMessage("expected turn %s to have item %s:%n%s", actual.turnId(), itemId, actual);
-        } else if (!item.changeType().equals(UIUpsert.COMPLETED)) {
+        } else if (item.changeType() != ChangeType.COMPLETED) {
             failWithMessage("expected item %s of turn %s to be completed, but its latest upsert is %s v%s:%n%s", itemId,
                     actual.turnId(), item.changeType(), item.version(), actual);
         }

@@ -2,8 +2,9 @@ package io.turnstream.testkit;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
@@ -53,16 +54,16 @@ public final class TurnEvents {
 
     /** An agent message streamed as one delta per piece. */
     public TurnEvents message(String itemId, String... deltas) {
-        return streamed(itemId, ItemTypes.MESSAGE, deltas);
+        return streamed(itemId, ItemType.MESSAGE, deltas);
     }
 
     public TurnEvents reasoning(String itemId, String... deltas) {
-        return streamed(itemId, ItemTypes.REASONING, deltas);
+        return streamed(itemId, ItemType.REASONING, deltas);
     }
 
     /** A message item started and streamed but not done: the turn is still writing it. */
     public TurnEvents messageStreaming(String itemId, String... deltas) {
-        add(new StreamPayload.ItemStart(itemId, ItemTypes.MESSAGE, null, null, null, null, null));
+        add(new StreamPayload.ItemStart(itemId, ItemType.MESSAGE, null, null, null, null, null));
         for (String delta : deltas) {
             add(new StreamPayload.ItemDelta(itemId, delta));
         }
@@ -71,16 +72,16 @@ public final class TurnEvents {
 
     /** A function call with its complete arguments: the topology publishes it to {@code llm.tool-calls}. */
     public TurnEvents toolCall(String itemId, String toolName, String argumentsJson, String callId) {
-        add(new StreamPayload.ItemStart(itemId, ItemTypes.FUNCTION_CALL, null, toolName, null, callId, null));
-        add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemTypes.FUNCTION_CALL, null, null, toolName,
+        add(new StreamPayload.ItemStart(itemId, ItemType.FUNCTION_CALL, null, toolName, null, callId, null));
+        add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemType.FUNCTION_CALL, null, null, toolName,
                 TextNode.valueOf(argumentsJson), callId, null, null, null)));
         return this;
     }
 
     /** The output of a tool call, as the agent loop records it. */
     public TurnEvents toolOutput(String itemId, String callId, String output, boolean success) {
-        add(new StreamPayload.ItemStart(itemId, ItemTypes.FUNCTION_CALL_OUTPUT, null, null, null, callId, null));
-        add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemTypes.FUNCTION_CALL_OUTPUT, null, null, null,
+        add(new StreamPayload.ItemStart(itemId, ItemType.FUNCTION_CALL_OUTPUT, null, null, null, callId, null));
+        add(new StreamPayload.ItemDone(itemId, new OutputItem(itemId, ItemType.FUNCTION_CALL_OUTPUT, null, null, null,
                 null, callId, TextNode.valueOf(output), success, null)));
         return this;
     }
@@ -93,7 +94,7 @@ public final class TurnEvents {
 
     /** Ends the turn with {@code response_done} {@code complete}; the events so far, in order. */
     public List<StreamEvent> completed() {
-        add(new StreamPayload.ResponseDone("resp-" + turnId, "complete", new StreamPayload.Usage(10, 20, 30), "stop"));
+        add(new StreamPayload.ResponseDone("resp-" + turnId, ResponseStatus.COMPLETE, new StreamPayload.Usage(10, 20, 30), "stop"));
         return events();
     }
 
@@ -108,7 +109,7 @@ public final class TurnEvents {
         return List.copyOf(events);
     }
 
-    private TurnEvents streamed(String itemId, String itemType, String... deltas) {
+    private TurnEvents streamed(String itemId, ItemType itemType, String... deltas) {
         add(new StreamPayload.ItemStart(itemId, itemType, null, null, null, null, null));
         for (String delta : deltas) {
             add(new StreamPayload.ItemDelta(itemId, delta));

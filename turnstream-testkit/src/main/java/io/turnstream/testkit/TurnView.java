@@ -2,8 +2,9 @@ package io.turnstream.testkit;
 
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.UIStatus;
-import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -79,7 +80,7 @@ public final class TurnView {
 
     /** The closing event, when the turn closed. */
     public Optional<UITurnEvent> end() {
-        return lifecycle.stream().filter(e -> !e.type().equals(UITurnEvent.TURN_STARTED)).reduce((first, last) -> last);
+        return lifecycle.stream().filter(e -> e.type() != UiPayloadType.TURN_STARTED).reduce((first, last) -> last);
     }
 
     public List<UIStatus> statuses() {

@@ -2,7 +2,9 @@ package io.turnstream.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.schema.ContractSerde;
 import java.util.Map;
@@ -32,7 +34,7 @@ class UsersOwnTopologyTest {
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream("llm.upserts", Consumed.with(Serdes.String(), ContractSerde.json(UpsertEnvelope.class)))
                 .filter((turnId, envelope) -> envelope.payload() instanceof UIUpsert upsert
-                        && upsert.itemType().equals("tool_call") && upsert.changeType().equals(UIUpsert.COMPLETED))
+                        && upsert.itemType() == UiItemType.TOOL_CALL && upsert.changeType() == ChangeType.COMPLETED)
                 .map((turnId, envelope) -> KeyValue.pair(((UIUpsert) envelope.payload()).toolName(), envelope))
                 .groupByKey(Grouped.with(Serdes.String(), ContractSerde.json(UpsertEnvelope.class)))
                 .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("tool-usage"));

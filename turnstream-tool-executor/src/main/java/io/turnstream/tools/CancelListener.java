@@ -59,13 +59,13 @@ final class CancelListener implements AutoCloseable {
             LOG.warn("skipping unreadable control record {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), e.getMessage());
             return;
         }
-        if (ControlMessage.CANCEL.equals(message.type())) {
+        if (message.type() == ControlMessage.Type.CANCEL) {
             String turnId = message.turnId() != null ? message.turnId() : record.key();
             if (turnId != null) {
                 LOG.info("turn {} cancelled{}", turnId, message.reason() == null ? "" : ": " + message.reason());
                 cancelTurn.accept(turnId);
             }
-        } else if (ControlMessage.APPROVAL.equals(message.type()) && message.callId() != null && message.approved() != null) {
+        } else if (message.type() == ControlMessage.Type.APPROVAL && message.callId() != null && message.approved() != null) {
             LOG.info("tool call {} {}", message.callId(), message.approved() ? "approved" : "denied");
             decisions.decide(message.callId(), message.approved(), message.reason());
         }

@@ -1,9 +1,13 @@
 package io.turnstream.topology;
 
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ChangeType;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.Origins;
+import io.turnstream.model.PayloadType;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.io.IOException;
@@ -59,8 +63,8 @@ public class HotPathBenchmark {
                 new StreamPayload.ItemDelta("run-1-msg", "the quick br")));
         String content = "0123456789abcdef".repeat(250);
         upsert = new UpsertEnvelope("0b0f4c7e-0000-3000-8000-000000000000", 1_700_000_000_000L, "turn-1", 17,
-                UpsertEnvelope.ITEM_UPSERT, new UIUpsert(UIUpsert.TYPE, "turn-1", "thread-1", "run-1-msg",
-                ItemTypes.MESSAGE, UIUpsert.UPDATED, 16, content, ItemTypes.ORIGIN_AGENT, null, null, null, null,
+                PayloadType.ITEM_UPSERT, new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "run-1-msg",
+                ItemType.MESSAGE, ChangeType.UPDATED, 16, content, Origins.AGENT, null, null, null, null,
                 null, null, null, null));
         batcher = new GradientBatcher(TopologyConfig.SEED_GRADIENT, 0);
         stateDir = Files.createTempDirectory("jmh-state");

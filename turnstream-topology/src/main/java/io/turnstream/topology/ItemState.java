@@ -1,6 +1,6 @@
 package io.turnstream.topology;
 
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 
 /**
  * What the topology remembers of one open item, keyed by run id and item id in the {@code items}
@@ -10,8 +10,7 @@ import io.turnstream.model.ItemTypes;
 final class ItemState {
 
     String itemId;
-    /** The raw {@code item_type}: message, reasoning, function_call, function_call_output or error. */
-    String itemType;
+    ItemType itemType;
     /** Identifies the item's content chunks: the offset of its {@code item_start} record, unique per partition. */
     long handle;
     /** User messages are held: one {@code completed} upsert and nothing before it. */
@@ -44,7 +43,7 @@ final class ItemState {
     }
 
     Mode mode() {
-        if (!ItemTypes.MESSAGE.equals(itemType) && !ItemTypes.REASONING.equals(itemType)) {
+        if (!itemType.streamed()) {
             return Mode.AT_COMPLETION;
         }
         return held ? Mode.HELD : Mode.STREAMING;

@@ -1,11 +1,13 @@
 package io.turnstream.topology;
 
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ResponseDone;
 import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.TurnStatus;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 
 /**
  * The upserts of what the gateway reports besides items: the statuses of a running turn and of its
@@ -23,20 +25,20 @@ final class StatusUpserts {
 
     static UIStatus status(TurnState turn, StreamPayload payload) {
         if (payload instanceof TurnStatus status) {
-            return new UIStatus(UIStatus.TURN_STATUS, turn.turnId, turn.threadId, status.status(), null, null, null,
+            return new UIStatus(UiPayloadType.TURN_STATUS, turn.turnId, turn.threadId, status.status().wire(), null, null, null,
                     status.attempt(), status.delayMs(), status.fromModel(), status.toModel(), null, null,
                     status.contextTokens(), status.contextWindow(), status.error(), status.step(), status.modelId(),
                     UpsertEmitter.usage(status.usage()));
         }
         ToolStatus tool = (ToolStatus) payload;
-        return new UIStatus(UIStatus.TOOL_STATUS, turn.turnId, turn.threadId, tool.status(), tool.itemId(), tool.callId(),
+        return new UIStatus(UiPayloadType.TOOL_STATUS, turn.turnId, turn.threadId, tool.status().wire(), tool.itemId(), tool.callId(),
                 tool.toolName(), null, null, null, null, tool.startedAt(), tool.completedAt(), null, null, tool.error(),
                 null, null, null);
     }
 
     static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {
-        String status = done.status() != null ? done.status() : "complete";
-        return new UITurnEvent(UITurnEvent.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
+        ResponseStatus status = done.status() != null ? done.status() : ResponseStatus.COMPLETE;
+        return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
                 UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason());
     }
 }

@@ -1,9 +1,12 @@
 package io.turnstream.topology;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ItemCancelled;
@@ -15,8 +18,10 @@ import io.turnstream.model.StreamPayload.ResponseDone;
 import io.turnstream.model.StreamPayload.ResponseError;
 import io.turnstream.model.StreamPayload.ResponseStart;
 import io.turnstream.model.ToolCall;
-import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
 import java.util.Comparator;
@@ -155,7 +160,7 @@ final class TurnMachine {
             return closeTurn(turn, StatusUpserts.turnCompleted(turn, done));
         } else if (payload instanceof ResponseError error) {
             ErrorInfo info = error.error() != null ? error.error() : ErrorInfo.of("RESPONSE_ERROR", "response failed");
-            return closeTurn(turn, turnEvent(UITurnEvent.TURN_ERROR, turn, null, null, info));
+            return closeTurn(turn, turnEvent(UiPayloadType.TURN_ERROR, turn, null, null, info));
         } else if (StatusUpserts.isStatus(payload)) {
             emitter.emit(turn, StatusUpserts.status(turn, payload));
             turns.put(turn.runId, turn);
@@ -176,7 +181,7 @@ final class TurnMachine {
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
         lastActivity.put(runId, now());
-        emitter.emit(turn, new UITurnEvent(UITurnEvent.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
+        emitter.emit(turn, new UITurnEvent(UiPayloadType.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
                 turn.providerId, null, null, null, turn.tenantId));
         turns.put(runId, turn);
     }
@@ -189,25 +194,26 @@ final class TurnMachine {
         if (turn.finishedItems.contains(start.itemId())) {
             return "item_start for item " + start.itemId() + " which already finished";
         }
-        if (ItemTypes.uiType(start.itemType()) == null) {
+        ItemType itemType = start.knownItemType();
+        if (itemType == null) {
             return "item_start with unknown item_type '" + start.itemType() + "' for item " + start.itemId();
         }
         ItemState item = new ItemState();
         item.itemId = start.itemId();
-        item.itemType = start.itemType();
+        item.itemType = itemType;
         item.handle = offset;
-        item.held = ItemTypes.MESSAGE.equals(start.itemType())
-                && (start.itemId().endsWith(USER_PROMPT_SUFFIX) || ItemTypes.ORIGIN_USER.equals(start.origin()));
-        item.origin = start.origin() != null ? start.origin() : item.held ? ItemTypes.ORIGIN_USER : ItemTypes.ORIGIN_AGENT;
+        item.held = itemType == ItemType.MESSAGE
+                && (start.itemId().endsWith(USER_PROMPT_SUFFIX) || Origins.USER.equals(start.origin()));
+        item.origin = start.origin() != null ? start.origin() : item.held ? Origins.USER : Origins.AGENT;
         item.toolName = start.name();
         item.callId = start.callId();
-        String initial = ItemTypes.FUNCTION_CALL.equals(start.itemType()) ? Json.asText(start.arguments()) : start.initialContent();
+        String initial = itemType == ItemType.FUNCTION_CALL ? Json.asText(start.arguments()) : start.initialContent();
         if (initial != null && !initial.isEmpty()) {
             buffer.append(item.handle, initial);
             appends.textAdded(key, item);
         }
         if (item.emitsWhileStreaming() && buffer.codePoints(item.handle) > 0) {
-            emitStreaming(turn, item, UIUpsert.CREATED);
+            emitStreaming(turn, item, ChangeType.CREATED);
             turns.put(turn.runId, turn);
         }
         items.put(key, item);
@@ -231,9 +237,9 @@ final class TurnMachine {
         appends.textAdded(key, item);
         long tokens = GradientBatcher.estimateTokens(buffer.codePoints(item.handle));
         if (!item.createdEmitted()) {
-            emitStreaming(turn, item, UIUpsert.CREATED);
+            emitStreaming(turn, item, ChangeType.CREATED);
         } else if (batcher.reached(tokens, GradientBatcher.estimateTokens(item.emittedCodePoints), item.thresholdIndex)) {
-            emitStreaming(turn, item, UIUpsert.UPDATED);
+            emitStreaming(turn, item, ChangeType.UPDATED);
         } else if (item.timerDueMs == 0) {
             item.timerDueMs = now() + config.batchTimeoutMs();
             deadlines.schedule(item.timerDueMs, Kind.BATCH, key);
@@ -253,8 +259,8 @@ final class TurnMachine {
         }
         OutputItem finalItem = done.finalItem();
         switch (item.itemType) {
-            case ItemTypes.FUNCTION_CALL -> completeToolCall(turn, item, finalItem);
-            case ItemTypes.FUNCTION_CALL_OUTPUT -> completeToolOutput(turn, item, finalItem);
+            case FUNCTION_CALL -> completeToolCall(turn, item, finalItem);
+            case FUNCTION_CALL_OUTPUT -> completeToolOutput(turn, item, finalItem);
             default -> {
                 // The final item's content wins; the buffer is read only when it has none.
                 String content = finalItem != null && finalItem.content() != null
@@ -262,7 +268,7 @@ final class TurnMachine {
                 if (finalItem != null && finalItem.origin() != null) {
                     item.origin = finalItem.origin();
                 }
-                emitter.emit(turn, itemUpsert(turn, item, UIUpsert.COMPLETED, content));
+                emitter.emit(turn, itemUpsert(turn, item, ChangeType.COMPLETED, content));
                 appends.sendRest(key, turn, item, content);
             }
         }
@@ -279,7 +285,7 @@ final class TurnMachine {
             item.callId = firstNonNull(finalItem.callId(), item.callId);
         }
         String callId = firstNonNull(item.callId, item.itemId);
-        UIUpsert upsert = toolCallUpsert(turn, item, UIUpsert.COMPLETED, arguments, callId);
+        UIUpsert upsert = toolCallUpsert(turn, item, ChangeType.COMPLETED, arguments, callId);
         emitter.emit(turn, upsert);
         emitter.publish(turn, new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
                 upsert.toolArguments(), now(), turn.tenantId));
@@ -290,8 +296,8 @@ final class TurnMachine {
                 ? Json.asText(finalItem.output()) : buffer.content(item.handle);
         String callId = firstNonNull(finalItem != null ? finalItem.callId() : null, item.callId);
         Boolean success = finalItem != null ? finalItem.success() : null;
-        emitter.emit(turn, new UIUpsert(UIUpsert.TYPE, turn.turnId, turn.threadId, item.itemId, ItemTypes.UI_TOOL_OUTPUT,
-                UIUpsert.COMPLETED, ++item.version, output, null, null, null, null, callId, Json.parseOrText(output),
+        emitter.emit(turn, new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.TOOL_OUTPUT,
+                ChangeType.COMPLETED, ++item.version, output, null, null, null, null, callId, Json.parseOrText(output),
                 success, null, null));
     }
 
@@ -301,8 +307,8 @@ final class TurnMachine {
             return unknownItem(turn, error.itemId(), "item_error");
         }
         ErrorInfo info = error.error() != null ? error.error() : ErrorInfo.of("ITEM_ERROR", "item failed");
-        emitter.emit(turn, new UIUpsert(UIUpsert.TYPE, turn.turnId, turn.threadId, item.itemId, ItemTypes.ERROR,
-                UIUpsert.COMPLETED, ++item.version, info.message() != null ? info.message() : "", null, null, null,
+        emitter.emit(turn, new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.ERROR,
+                ChangeType.COMPLETED, ++item.version, info.message() != null ? info.message() : "", null, null, null,
                 null, null, null, null, info.code(), info.message()));
         finishItem(turn, item);
         turns.put(turn.runId, turn);
@@ -328,9 +334,9 @@ final class TurnMachine {
             if (!(item.mode() == ItemState.Mode.HELD && buffer.codePoints(item.handle) == 0)) {
                 String content = buffer.content(item.handle);
                 // Flushed at close, a call may be truncated: it is shown, never executed.
-                emitter.emit(turn, ItemTypes.FUNCTION_CALL.equals(item.itemType)
-                        ? toolCallUpsert(turn, item, UIUpsert.COMPLETED, content, firstNonNull(item.callId, item.itemId))
-                        : itemUpsert(turn, item, UIUpsert.COMPLETED, content));
+                emitter.emit(turn, item.itemType == ItemType.FUNCTION_CALL
+                        ? toolCallUpsert(turn, item, ChangeType.COMPLETED, content, firstNonNull(item.callId, item.itemId))
+                        : itemUpsert(turn, item, ChangeType.COMPLETED, content));
                 appends.sendRest(itemKey(turn.runId, item.itemId), turn, item, content);
             }
             finishItem(turn, item);
@@ -362,28 +368,28 @@ final class TurnMachine {
         turn.finishedItems.add(item.itemId);
     }
 
-    private void emitStreaming(TurnState turn, ItemState item, String changeType) {
+    private void emitStreaming(TurnState turn, ItemState item, ChangeType changeType) {
         String content = buffer.content(item.handle);
         emitter.emit(turn, itemUpsert(turn, item, changeType, content));
         item.emittedCodePoints = buffer.codePoints(item.handle);
         item.thresholdIndex = batcher.indexPast(GradientBatcher.estimateTokens(item.emittedCodePoints), item.thresholdIndex);
     }
 
-    private UIUpsert itemUpsert(TurnState turn, ItemState item, String changeType, String content) {
-        boolean message = ItemTypes.MESSAGE.equals(item.itemType);
-        String providerId = ItemTypes.REASONING.equals(item.itemType) ? turn.providerId : null;
-        return new UIUpsert(UIUpsert.TYPE, turn.turnId, turn.threadId, item.itemId, ItemTypes.uiType(item.itemType),
+    private UIUpsert itemUpsert(TurnState turn, ItemState item, ChangeType changeType, String content) {
+        boolean message = item.itemType == ItemType.MESSAGE;
+        String providerId = item.itemType == ItemType.REASONING ? turn.providerId : null;
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, item.itemType.uiType(),
                 changeType, ++item.version, content, message ? item.origin : null, providerId,
                 null, null, null, null, null, null, null);
     }
 
-    private UIUpsert toolCallUpsert(TurnState turn, ItemState item, String changeType, String arguments, String callId) {
-        return new UIUpsert(UIUpsert.TYPE, turn.turnId, turn.threadId, item.itemId, ItemTypes.UI_TOOL_CALL, changeType,
+    private UIUpsert toolCallUpsert(TurnState turn, ItemState item, ChangeType changeType, String arguments, String callId) {
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.TOOL_CALL, changeType,
                 ++item.version, arguments, null, null, item.toolName, Json.parseOrText(arguments), callId, null, null,
                 null, null);
     }
 
-    private static UITurnEvent turnEvent(String type, TurnState turn, String status, UITurnEvent.Usage usage, ErrorInfo error) {
+    private static UITurnEvent turnEvent(UiPayloadType type, TurnState turn, ResponseStatus status, UITurnEvent.Usage usage, ErrorInfo error) {
         return new UITurnEvent(type, turn.turnId, turn.threadId, null, null, status, usage,
                 error == null ? null : ErrorInfo.of(error.code(), error.message()), turn.tenantId);
     }
@@ -423,7 +429,7 @@ final class TurnMachine {
         } else {
             item.timerDueMs = 0;
             if (buffer.codePoints(item.handle) > item.emittedCodePoints) {
-                emitStreaming(turn, item, item.createdEmitted() ? UIUpsert.UPDATED : UIUpsert.CREATED);
+                emitStreaming(turn, item, item.createdEmitted() ? ChangeType.UPDATED : ChangeType.CREATED);
                 turns.put(turn.runId, turn);
             }
         }
@@ -455,7 +461,7 @@ final class TurnMachine {
             turns.put(turn.runId, turn);
             return;
         }
-        closeTurn(turn, turnEvent(UITurnEvent.TURN_ERROR, turn, null, null,
+        closeTurn(turn, turnEvent(UiPayloadType.TURN_ERROR, turn, null, null,
                 ErrorInfo.of("TURN_TIMEOUT", "no event for " + config.idleTimeoutMs() + " ms")));
     }
 

@@ -4,6 +4,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayload;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.nio.ByteBuffer;
@@ -41,7 +42,7 @@ final class UpsertEmitter {
     void emit(TurnState turn, UiPayload payload) {
         long now = clock.getAsLong();
         long seq = turn.nextSeq();
-        if (payload instanceof UIStatus status && UIStatus.TOOL_STATUS.equals(status.type())) {
+        if (payload instanceof UIStatus status && status.type() == UiPayloadType.TOOL_STATUS) {
             turn.toolStatusKeys.add(status.stateKey());
         }
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
@@ -11,6 +12,8 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -79,15 +82,15 @@ class TopologyOnBrokerTest {
         List<UpsertEnvelope> turn = upserts.awaitEnd(script.turnId(), TIMEOUT);
         UpsertLog.assertExactlyOnceAndComplete(turn, script, "rs-1", "msg-1");
         UIUpsert toolCall = itemUpserts(turn, "fc-1").get(0);
-        assertThat(toolCall.itemType()).isEqualTo("tool_call");
+        assertThat(toolCall.itemType()).isEqualTo(UiItemType.TOOL_CALL);
         assertThat(toolCall.toolArguments().get("city").asText()).isEqualTo("Paris");
 
         Map<String, UpsertEnvelope> itemState = latestByKey(Topics.DEFAULTS.itemState(),
                 Set.of("turn-e2e/msg-1", "turn-e2e/rs-1", "turn-e2e/fc-1", "turn-e2e/turn"));
         UIUpsert message = (UIUpsert) itemState.get("turn-e2e/msg-1").payload();
-        assertThat(message.changeType()).isEqualTo(UIUpsert.COMPLETED);
+        assertThat(message.changeType()).isEqualTo(ChangeType.COMPLETED);
         assertThat(message.content()).isEqualTo(script.expectedContent("msg-1"));
-        assertThat(itemState.get("turn-e2e/turn").payload().type()).isEqualTo("turn_completed");
+        assertThat(itemState.get("turn-e2e/turn").payload().type()).isEqualTo(UiPayloadType.TURN_COMPLETED);
 
         try (CommittedReader toolCalls = new CommittedReader(cluster.bootstrapServers(), Topics.DEFAULTS.toolCalls())) {
             ConsumerRecord<String, String> record = toolCalls.awaitUntil(TIMEOUT, records -> !records.isEmpty()).get(0);
@@ -179,7 +182,7 @@ class TopologyOnBrokerTest {
             Map<String, UpsertEnvelope> latest = new LinkedHashMap<>();
             reader.awaitUntil(TIMEOUT, records -> {
                 records.forEach(r -> latest.put(r.key(), Json.fromString(r.value(), UpsertEnvelope.class)));
-                return latest.keySet().containsAll(keys) && latest.get("turn-e2e/turn").payload().type().equals("turn_completed");
+                return latest.keySet().containsAll(keys) && latest.get("turn-e2e/turn").payload().type() == UiPayloadType.TURN_COMPLETED;
             });
             return latest;
         }

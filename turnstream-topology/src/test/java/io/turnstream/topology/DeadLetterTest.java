@@ -7,6 +7,7 @@ import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.topology.TopologyHarness.DeadLetter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class DeadLetterTest {
         topology.send("good", delta("msg", ", second half"));
         topology.send("good", done("msg"));
         topology.send("good", done("msg"));
-        topology.send("good", responseDone("complete"));
+        topology.send("good", responseDone(ResponseStatus.COMPLETE));
         topology.send("good", delta("msg", "after close"));
 
         assertThat(topology.deadLetters()).extracting(DeadLetter::key, DeadLetter::reason).containsExactly(

@@ -3,6 +3,7 @@ package io.turnstream.topology;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 
 /** Builders for the raw events a gateway would publish, so tests read like the stream they send. */
@@ -63,7 +64,7 @@ final class Events {
         return new StreamPayload.ItemCancelled(itemId);
     }
 
-    static StreamPayload.ResponseDone responseDone(String status) {
+    static StreamPayload.ResponseDone responseDone(ResponseStatus status) {
         return new StreamPayload.ResponseDone("resp", status, new StreamPayload.Usage(12, 34, 46), "stop");
     }
 

@@ -14,6 +14,7 @@ import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import java.time.Duration;
 import java.util.List;
@@ -50,7 +51,7 @@ class ItemAppendsTest {
         tick();
         topology.send(RUN, delta("msg", "!"));
         topology.send(RUN, done("msg"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(described(topology.appends())).containsExactly(
                 "turn-1 #1 msg @0 \"Hello\"",
@@ -172,7 +173,7 @@ class ItemAppendsTest {
         topology.send(RUN, functionCallDone("fc", "grep", "{\"pattern\":\"x\"}", "call-1"));
         topology.send(RUN, itemStart("msg", "message"));
         topology.send(RUN, delta("msg", "Answer"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(described(topology.appends())).as("only the agent's message, and it is the turn's first append")
                 .containsExactly("turn-1 #1 msg @0 \"Answer\"");
@@ -193,8 +194,8 @@ class ItemAppendsTest {
         tick();
         topology.send(RUN, delta("msg", "!"));
         topology.send(RUN, done("rs"));
-        topology.send(RUN, responseDone("complete"));
-        topology.send("run-2", responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
+        topology.send("run-2", responseDone(ResponseStatus.COMPLETE));
 
         assertThat(described(topology.appends())).containsExactly(
                 "turn-1 #1 rs @0 \"plan\"",
@@ -211,7 +212,7 @@ class ItemAppendsTest {
         topology.send(RUN, delta("msg", "cut "));
         tick();
         topology.send(RUN, delta("msg", "off"));
-        topology.send(RUN, responseDone("aborted"));
+        topology.send(RUN, responseDone(ResponseStatus.ABORTED));
         tick();
 
         assertThat(described(topology.appends())).containsExactly(
@@ -228,7 +229,7 @@ class ItemAppendsTest {
         topology.send(RUN, delta("msg", "def"));
         topology.send(RUN, cancelled("msg"));
         tick();
-        topology.send(RUN, responseDone("aborted"));
+        topology.send(RUN, responseDone(ResponseStatus.ABORTED));
 
         assertThat(described(topology.appends())).containsExactly("turn-1 #1 msg @0 \"abc\"");
     }
@@ -243,7 +244,7 @@ class ItemAppendsTest {
         tick();
         topology.send(RUN, delta("msg", " day today!"));
         topology.send(RUN, done("msg"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",

@@ -7,7 +7,9 @@ import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolState;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
 import java.util.Properties;
@@ -55,13 +57,13 @@ class ItemStateRetentionTest {
 
     private void runTurn(String runId, String turnId, String... messageIds) {
         topology.send(runId, responseStart(turnId, "anthropic"));
-        topology.send(runId, new StreamPayload.ToolStatus(null, "call-1", "read_file", "running", 1L, null, null));
+        topology.send(runId, new StreamPayload.ToolStatus(null, "call-1", "read_file", ToolState.RUNNING, 1L, null, null));
         for (String id : messageIds) {
             topology.send(runId, itemStart(id, "message"));
             topology.send(runId, delta(id, "text of " + id));
             topology.send(runId, done(id));
         }
-        topology.send(runId, responseDone("complete"));
+        topology.send(runId, responseDone(ResponseStatus.COMPLETE));
     }
 
     private static Properties retention() {

@@ -8,9 +8,12 @@ import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ItemAppend;
-import io.turnstream.model.UIUpsert;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +52,7 @@ class RandomizedTurnsTest {
             byItem.forEach((key, upserts) -> {
                 assertThat(upserts.get(upserts.size() - 1).content()).as("final content of %s", key)
                         .isEqualTo(expectedContent.get(key));
-                assertThat(upserts.get(upserts.size() - 1).changeType()).isEqualTo("completed");
+                assertThat(upserts.get(upserts.size() - 1).changeType()).isEqualTo(ChangeType.COMPLETED);
                 for (int i = 0; i < upserts.size(); i++) {
                     assertThat(upserts.get(i).version()).as("version of %s", key).isEqualTo(i + 1);
                 }
@@ -154,7 +157,7 @@ class RandomizedTurnsTest {
                 steps.add(next.remove(0));
             }
         }
-        steps.add(() -> topology.send(runId, responseDone("complete")));
+        steps.add(() -> topology.send(runId, responseDone(ResponseStatus.COMPLETE)));
         return steps;
     }
 
@@ -203,7 +206,7 @@ class RandomizedTurnsTest {
         for (UpsertEnvelope envelope : envelopes) {
             assertThat(closed.getOrDefault(envelope.turnId(), false)).as("record after close in %s", envelope.turnId())
                     .isFalse();
-            if (envelope.payload() instanceof UITurnEvent event && !event.type().equals(UITurnEvent.TURN_STARTED)) {
+            if (envelope.payload() instanceof UITurnEvent event && event.type() != UiPayloadType.TURN_STARTED) {
                 closed.put(envelope.turnId(), true);
             }
         }

@@ -6,15 +6,14 @@ import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
-import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -168,7 +167,7 @@ final class TopologyHarness implements AutoCloseable {
      */
     static String describe(UiPayload payload) {
         if (payload instanceof UITurnEvent event) {
-            StringBuilder line = new StringBuilder(event.type());
+            StringBuilder line = new StringBuilder(event.type().wire());
             if (event.status() != null) {
                 line.append(' ').append(event.status());
             }
@@ -178,7 +177,7 @@ final class TopologyHarness implements AutoCloseable {
             return line.toString();
         }
         UIUpsert upsert = (UIUpsert) payload;
-        StringBuilder line = new StringBuilder(upsert.itemType()).append(' ').append(upsert.changeType())
+        StringBuilder line = new StringBuilder(upsert.itemType().wire()).append(' ').append(upsert.changeType())
                 .append(" v").append(upsert.version());
         if (upsert.origin() != null) {
             line.append(" origin=").append(upsert.origin());
@@ -187,11 +186,11 @@ final class TopologyHarness implements AutoCloseable {
             line.append(" provider=").append(upsert.providerId());
         }
         switch (upsert.itemType()) {
-            case "tool_call" -> line.append(' ').append(upsert.toolName()).append(' ').append(upsert.toolArguments())
+            case TOOL_CALL -> line.append(' ').append(upsert.toolName()).append(' ').append(upsert.toolArguments())
                     .append(" call=").append(upsert.callId());
-            case "tool_output" -> line.append(" call=").append(upsert.callId()).append(" success=")
+            case TOOL_OUTPUT -> line.append(" call=").append(upsert.callId()).append(" success=")
                     .append(upsert.success()).append(' ').append(upsert.toolOutput());
-            case "error" -> line.append(' ').append(upsert.errorCode()).append(": ").append(upsert.errorMessage());
+            case ERROR -> line.append(' ').append(upsert.errorCode()).append(": ").append(upsert.errorMessage());
             default -> line.append(" \"").append(upsert.content()).append('"');
         }
         return line.toString();

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.UpsertEnvelope;
@@ -57,7 +58,7 @@ class TurnMachineTest {
         feed(delta("msg", " world"));
         machine.onTick(nowMs);
         feed(done("msg"));
-        feed(responseDone("complete"));
+        feed(responseDone(ResponseStatus.COMPLETE));
 
         assertThat(upserts()).containsExactly(
                 "turn_started",
@@ -102,7 +103,7 @@ class TurnMachineTest {
         feed(responseStart("turn-1", "anthropic"));
         assertThat(feed(responseStart("turn-1", "anthropic"))).isEqualTo(new Rejection("duplicate response_start", "turn-1"));
         assertThat(feed(delta("ghost", "boo"))).isEqualTo(new Rejection("item_delta for unknown item ghost", "turn-1"));
-        feed(responseDone("complete"));
+        feed(responseDone(ResponseStatus.COMPLETE));
         assertThat(feed(delta("msg", "late"))).isEqualTo(new Rejection("item_delta after the turn closed", "turn-1"));
 
         assertThat(upserts()).containsExactly("turn_started", "turn_completed complete");

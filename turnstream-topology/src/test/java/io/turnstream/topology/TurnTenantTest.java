@@ -8,9 +8,11 @@ import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -31,13 +33,13 @@ class TurnTenantTest {
         topology.send("run-1", startOfTenant("turn-1", "tenant-a"));
         topology.send("run-1", functionCallStart("fc", "read_file", "call-1"));
         topology.send("run-1", functionCallDone("fc", "read_file", "{\"path\":\"README.md\"}", "call-1"));
-        topology.send("run-1", responseDone("complete"));
+        topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.upserts()).map(UpsertEnvelope::payload)
                 .filteredOn(UITurnEvent.class::isInstance).map(UITurnEvent.class::cast)
                 .extracting(UITurnEvent::type, UITurnEvent::tenantId)
-                .containsExactly(tuple("turn_started", "tenant-a"),
-                        tuple("turn_completed", "tenant-a"));
+                .containsExactly(tuple(UiPayloadType.TURN_STARTED, "tenant-a"),
+                        tuple(UiPayloadType.TURN_COMPLETED, "tenant-a"));
         assertThat(topology.toolCalls()).extracting(ToolCall::tenantId).containsExactly("tenant-a");
     }
 
@@ -56,7 +58,7 @@ class TurnTenantTest {
     @Test
     void aTurnOfNoTenantHasNoneOnItsEvents() {
         topology.send("run-3", responseStart("turn-3", "anthropic"));
-        topology.send("run-3", responseDone("complete"));
+        topology.send("run-3", responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.upserts()).map(UpsertEnvelope::payload).map(UITurnEvent.class::cast)
                 .extracting(UITurnEvent::tenantId).containsOnlyNulls();

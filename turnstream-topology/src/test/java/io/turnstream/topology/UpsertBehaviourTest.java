@@ -12,6 +12,8 @@ import static io.turnstream.topology.Events.responseError;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ChangeType;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
@@ -50,7 +52,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", done("fc"));
         topology.send("run-1", done("rs"));
         topology.send("run-1", done("msg"));
-        topology.send("run-1", responseDone("complete"));
+        topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -72,10 +74,10 @@ class UpsertBehaviourTest {
         topology.send("run-a", delta("msg", "from a"));
         topology.send("run-b", delta("msg", "from b"));
         topology.send("run-b", done("msg"));
-        topology.send("run-b", responseDone("complete"));
+        topology.send("run-b", responseDone(ResponseStatus.COMPLETE));
         topology.send("run-a", delta("msg", ", still a"));
         topology.send("run-a", done("msg"));
-        topology.send("run-a", responseDone("complete"));
+        topology.send("run-a", responseDone(ResponseStatus.COMPLETE));
 
         List<UpsertEnvelope> envelopes = topology.upserts();
         assertThat(envelopes.stream().filter(e -> e.turnId().equals("turn-a")).map(e -> TopologyHarness.describe(e.payload())))
@@ -99,7 +101,7 @@ class UpsertBehaviourTest {
         // 151 tokens pass the thresholds 10, 20, 40, 60 and 110 at once: one update, and the next
         // threshold is 160, not 20. 159 tokens stay below it; 169 cross it.
         List<UIUpsert> upserts = itemUpserts(topology.upserts());
-        assertThat(upserts).extracting(UIUpsert::changeType).containsExactly("created", "updated", "updated");
+        assertThat(upserts).extracting(UIUpsert::changeType).containsExactly(ChangeType.CREATED, ChangeType.UPDATED, ChangeType.UPDATED);
         assertThat(upserts.get(1).content()).hasSize(602);
         assertThat(upserts.get(2).content()).hasSize(602 + 32 + 40);
     }
@@ -114,7 +116,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", delta("msg", "好"));
 
         List<UIUpsert> upserts = itemUpserts(topology.upserts());
-        assertThat(upserts).extracting(UIUpsert::changeType).containsExactly("created", "updated");
+        assertThat(upserts).extracting(UIUpsert::changeType).containsExactly(ChangeType.CREATED, ChangeType.UPDATED);
         assertThat(upserts.get(1).content()).isEqualTo("你" + emoji);
     }
 
@@ -163,7 +165,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", delta("rs", "hmm"));
         topology.send("run-1", delta("fc", "{\"path\":\"a"));
         topology.emitted();
-        topology.send("run-1", responseDone("aborted"));
+        topology.send("run-1", responseDone(ResponseStatus.ABORTED));
 
         assertThat(topology.emitted()).containsExactly(
                 "message completed v2 origin=agent \"partial\"",
@@ -193,7 +195,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", itemStart("msg", "message"));
         topology.send("run-1", delta("msg", "abc"));
         topology.send("run-1", cancelled("msg"));
-        topology.send("run-1", responseDone("aborted"));
+        topology.send("run-1", responseDone(ResponseStatus.ABORTED));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started", "message created v1 origin=agent \"abc\"", "turn_completed aborted");
@@ -231,7 +233,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", delta("msg", "Hello, how are you?"));
         topology.send("run-1", delta("msg", " I hope you're having a great day"));
         topology.send("run-1", done("msg"));
-        topology.send("run-1", responseDone("complete"));
+        topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
 
         Map<String, UpsertEnvelope> state = topology.itemState();
         assertThat(state).containsOnlyKeys("turn-1/turn", "turn-1/msg");
@@ -255,7 +257,7 @@ class UpsertBehaviourTest {
             topology.send("run-1", delta("msg", delta));
         }
         topology.send("run-1", done("msg"));
-        topology.send("run-1", responseDone("complete"));
+        topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
 
         long contentBytes = content.length();
         Map<String, Long> perStore = topology.changelogBytes();
@@ -272,7 +274,7 @@ class UpsertBehaviourTest {
         topology.send("run-1", itemStart("msg", "message"));
         topology.send("run-1", delta("msg", "An answer long enough to emit while it streams."));
         topology.send("run-1", done("msg"));
-        topology.send("run-1", responseDone("complete"));
+        topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.upserts()).hasSizeGreaterThan(2).allSatisfy(envelope -> assertThat(envelope.eventId())
                 .isEqualTo(UUID.nameUUIDFromBytes((envelope.turnId() + "#" + envelope.seq())

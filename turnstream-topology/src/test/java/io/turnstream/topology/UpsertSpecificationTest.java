@@ -13,6 +13,8 @@ import static io.turnstream.topology.Events.responseError;
 import static io.turnstream.topology.Events.responseStart;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.PayloadType;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
@@ -38,7 +40,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "Hello there!"));
         topology.send(RUN, doneWithContent("msg-1", "message", "Hello there!", "agent"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -50,7 +52,7 @@ class UpsertSpecificationTest {
     @Test
     void tc01_turnStartedCarriesModelAndProviderAndCompletedCarriesUsage() {
         topology.send(RUN, responseStart("turn-1", "anthropic"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         List<UpsertEnvelope> envelopes = topology.upserts();
         assertThat(envelopes.get(0).payload()).hasFieldOrPropertyWithValue("modelId", "model-x")
@@ -59,7 +61,7 @@ class UpsertSpecificationTest {
         assertThat(envelopes.get(1).payload()).hasFieldOrPropertyWithValue("usage.totalTokens", 46L)
                 .hasFieldOrPropertyWithValue("usage.promptTokens", 12L);
         assertThat(envelopes).extracting(UpsertEnvelope::seq).containsExactly(1L, 2L);
-        assertThat(envelopes).extracting(UpsertEnvelope::payloadType).containsExactly("turn_event", "turn_event");
+        assertThat(envelopes).extracting(UpsertEnvelope::payloadType).containsExactly(PayloadType.TURN_EVENT, PayloadType.TURN_EVENT);
     }
 
     @Test
@@ -70,7 +72,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, delta("msg-1", " I hope you're having a great"));
         topology.send(RUN, delta("msg-1", " day today!"));
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -91,7 +93,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "Sunny."));
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "message completed v1 origin=user \"What is the weather?\"",
@@ -110,7 +112,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "It is sunny."));
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -132,7 +134,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "Done."));
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -168,7 +170,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "Copied."));
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -188,7 +190,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, delta("msg-1", "Here is how to"));
         topology.send(RUN, itemError("msg-1", "CONTENT_FILTER", "Content blocked"));
-        topology.send(RUN, responseDone("error"));
+        topology.send(RUN, responseDone(ResponseStatus.ERROR));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",
@@ -225,7 +227,7 @@ class UpsertSpecificationTest {
         assertThat(topology.emitted()).containsExactly("message updated v2 origin=agent \"0123456789abcdefghij\"");
 
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
         assertThat(topology.emitted()).containsExactly(
                 "message completed v3 origin=agent \"0123456789abcdefghij\"",
                 "turn_completed complete");
@@ -255,7 +257,7 @@ class UpsertSpecificationTest {
             topology.send(RUN, delta("msg-1", "abcd"));
         }
         topology.send(RUN, done("msg-1"));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         List<UIUpsert> upserts = topology.upserts().stream()
                 .map(UpsertEnvelope::payload).filter(UIUpsert.class::isInstance).map(UIUpsert.class::cast).toList();
@@ -269,7 +271,7 @@ class UpsertSpecificationTest {
         topology.send(RUN, responseStart("turn-1", "anthropic"));
         topology.send(RUN, itemStart("msg-1", "message"));
         topology.send(RUN, doneWithContent("msg-1", "message", "", null));
-        topology.send(RUN, responseDone("complete"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
         assertThat(topology.emitted()).containsExactly(
                 "turn_started",

@@ -8,11 +8,14 @@ import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.LiveEvent;
 import io.turnstream.gateway.view.StreamPosition;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ItemAppend;
-import io.turnstream.model.ItemTypes;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -86,25 +89,25 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     private void item(UIUpsert item, SseClient client) {
-        if (ItemTypes.ORIGIN_USER.equals(item.origin())) {
+        if (Origins.USER.equals(item.origin())) {
             return; // the user's prompt is the request's own message
         }
-        if (ItemTypes.ORIGIN_COMPACTION.equals(item.origin())) {
+        if (Origins.COMPACTION.equals(item.origin())) {
             compaction(item, client);
             return;
         }
         enterStep(stepOf(item.itemId()), client);
         switch (item.itemType()) {
-            case ItemTypes.MESSAGE -> streamed(item, "text", client);
-            case ItemTypes.REASONING -> streamed(item, "reasoning", client);
-            case ItemTypes.UI_TOOL_CALL -> toolCall(item, client);
-            case ItemTypes.UI_TOOL_OUTPUT -> toolOutput(item, client);
+            case MESSAGE -> streamed(item, "text", client);
+            case REASONING -> streamed(item, "reasoning", client);
+            case TOOL_CALL -> toolCall(item, client);
+            case TOOL_OUTPUT -> toolOutput(item, client);
             default -> end(item.itemId(), client); // an item error ends its part; the turn's error follows
         }
     }
 
     private void compaction(UIUpsert item, SseClient client) {
-        if (UIUpsert.COMPLETED.equals(item.changeType())) {
+        if (item.changeType() == ChangeType.COMPLETED) {
             ObjectNode part = chunk("data-compaction").put("id", item.itemId());
             part.putObject("data").put("summary", item.content());
             send(client, part);
@@ -127,7 +130,7 @@ final class UiMessageStream implements LiveEncoder {
         if (!added.isEmpty()) {
             delta(item.itemId(), added, client);
         }
-        if (UIUpsert.COMPLETED.equals(item.changeType())) {
+        if (item.changeType() == ChangeType.COMPLETED) {
             end(item.itemId(), client);
         }
     }
@@ -193,14 +196,14 @@ final class UiMessageStream implements LiveEncoder {
     private void finish(UITurnEvent turn, SseClient client) {
         finishStep(client);
         String reason;
-        if (UITurnEvent.TURN_ERROR.equals(turn.type())) {
+        if (turn.type() == UiPayloadType.TURN_ERROR) {
             String message = turn.error() == null ? "the turn failed"
                     : turn.error().code() + ": " + turn.error().message();
             send(client, chunk("error").put("errorText", message));
             reason = "error";
-        } else if ("error".equals(turn.status())) {
+        } else if (turn.status() == ResponseStatus.ERROR) {
             reason = "error";
-        } else if ("aborted".equals(turn.status())) {
+        } else if (turn.status() == ResponseStatus.ABORTED) {
             reason = "other";
         } else {
             reason = finishReason(turn.finishReason());
@@ -208,7 +211,7 @@ final class UiMessageStream implements LiveEncoder {
         ObjectNode finish = chunk("finish").put("finishReason", reason);
         ObjectNode metadata = finish.putObject("messageMetadata").put("turnId", turnId);
         if (turn.status() != null) {
-            metadata.put("status", turn.status());
+            metadata.put("status", turn.status().wire());
         }
         if (turn.usage() != null) {
             metadata.set("usage", Json.MAPPER.valueToTree(turn.usage()));

@@ -5,6 +5,7 @@ import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.http.HttpClient;
@@ -65,9 +66,9 @@ public final class ProviderClient {
             return failedToConnect(normalizer, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return normalizer.interrupt(StepOutcome.Status.ABORTED, null, false);
+            return normalizer.interrupt(ResponseStatus.ABORTED, null, false);
         } catch (CancellationException e) {
-            return normalizer.interrupt(StepOutcome.Status.ABORTED, null, false);
+            return normalizer.interrupt(ResponseStatus.ABORTED, null, false);
         }
         InputStream body = response.body();
         Runnable hangUp = () -> closeQuietly(body);
@@ -84,7 +85,7 @@ public final class ProviderClient {
             } catch (RuntimeException bug) {
                 // a defect in reading an event must end this step, not the turn's thread
                 LOG.error("cannot process the provider's stream", bug);
-                return normalizer.interrupt(StepOutcome.Status.ERROR, ErrorInfo.of(ErrorCodes.INTERNAL,
+                return normalizer.interrupt(ResponseStatus.ERROR, ErrorInfo.of(ErrorCodes.INTERNAL,
                         "the gateway could not process the provider's stream: " + describe(bug)), false);
             }
         } catch (IOException closing) {
@@ -101,27 +102,27 @@ public final class ProviderClient {
             normalizer.accept(event);
         }
         if (cancel.isCancelled() && !normalizer.terminated()) {
-            return normalizer.interrupt(StepOutcome.Status.ABORTED, null, false);
+            return normalizer.interrupt(ResponseStatus.ABORTED, null, false);
         }
         return normalizer.end();
     }
 
     private StepOutcome broken(StreamNormalizer normalizer, CancelSignal cancel, boolean stalled, IOException e) {
         if (cancel.isCancelled()) {
-            return normalizer.interrupt(StepOutcome.Status.ABORTED, null, false);
+            return normalizer.interrupt(ResponseStatus.ABORTED, null, false);
         }
         if (stalled) {
-            return normalizer.interrupt(StepOutcome.Status.ERROR, stallError(), true);
+            return normalizer.interrupt(ResponseStatus.ERROR, stallError(), true);
         }
-        return normalizer.interrupt(StepOutcome.Status.ERROR, ErrorInfo.of(ErrorCodes.CONNECTION_FAILED,
+        return normalizer.interrupt(ResponseStatus.ERROR, ErrorInfo.of(ErrorCodes.CONNECTION_FAILED,
                 "the connection to the provider broke: " + describe(e)), true);
     }
 
     private StepOutcome failedToConnect(StreamNormalizer normalizer, Throwable cause) {
         if (cause instanceof HttpTimeoutException) {
-            return normalizer.interrupt(StepOutcome.Status.ERROR, stallError(), true);
+            return normalizer.interrupt(ResponseStatus.ERROR, stallError(), true);
         }
-        return normalizer.interrupt(StepOutcome.Status.ERROR, ErrorInfo.of(ErrorCodes.CONNECTION_FAILED,
+        return normalizer.interrupt(ResponseStatus.ERROR, ErrorInfo.of(ErrorCodes.CONNECTION_FAILED,
                 "cannot reach the provider: " + describe(cause)), true);
     }
 

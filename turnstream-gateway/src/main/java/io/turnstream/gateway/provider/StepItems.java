@@ -2,7 +2,8 @@ package io.turnstream.gateway.provider;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.StreamPayload;
 import java.util.ArrayList;
@@ -51,7 +52,7 @@ public final class StepItems {
      * closes them.
      */
     public static StepItems resumed(String idPrefix, String providerId, Sink sink, int nextItem,
-                                    Map<String, String> openItems) {
+                                    Map<String, ItemType> openItems) {
         StepItems items = new StepItems(idPrefix, providerId, sink);
         items.nextItem = nextItem;
         openItems.forEach((id, type) -> items.open.add(items.new Item(id, type, null, null)));
@@ -59,26 +60,26 @@ public final class StepItems {
     }
 
     public Item startMessage(String initialText) {
-        return start(ItemTypes.MESSAGE, null, null, initialText);
+        return start(ItemType.MESSAGE, null, null, initialText);
     }
 
     public Item startReasoning(String initialText) {
-        return start(ItemTypes.REASONING, null, null, initialText);
+        return start(ItemType.REASONING, null, null, initialText);
     }
 
     /** @param callId may be null when the provider sends it later; see {@link Item#callId(String)} */
     public Item startFunctionCall(String name, String callId) {
-        return start(ItemTypes.FUNCTION_CALL, name, callId, null);
+        return start(ItemType.FUNCTION_CALL, name, callId, null);
     }
 
-    private Item start(String type, String name, String callId, String initialText) {
+    private Item start(ItemType type, String name, String callId, String initialText) {
         Item item = new Item(idPrefix + "-" + nextItem++, type, name, callId);
         open.add(item);
         String initial = initialText == null || initialText.isEmpty() ? null : initialText;
         if (initial != null) {
             item.content.append(initial);
         }
-        String origin = ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null;
+        String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
         emit(new StreamPayload.ItemStart(item.id, type, initial, name, null, callId, origin));
         return item;
     }
@@ -149,13 +150,13 @@ public final class StepItems {
     /** One item of the step. */
     public final class Item {
         private final String id;
-        private final String type;
+        private final ItemType type;
         private final StringBuilder content = new StringBuilder();
         private final StringBuilder arguments = new StringBuilder();
         private String name;
         private String callId;
 
-        private Item(String id, String type, String name, String callId) {
+        private Item(String id, ItemType type, String name, String callId) {
             this.id = id;
             this.type = type;
             this.name = name;
@@ -166,7 +167,7 @@ public final class StepItems {
             return id;
         }
 
-        public String type() {
+        public ItemType type() {
             return type;
         }
 
@@ -227,7 +228,7 @@ public final class StepItems {
                 return;
             }
             OutputItem finalItem;
-            if (ItemTypes.FUNCTION_CALL.equals(type)) {
+            if (type == ItemType.FUNCTION_CALL) {
                 String args = arguments.toString().isBlank() ? "{}" : arguments.toString();
                 String call = callId != null ? callId : "call_" + id;
                 toolCalls.add(new ToolCallRequest(id, call, name, args));
@@ -235,7 +236,7 @@ public final class StepItems {
                         providerId);
             } else {
                 String text = finalContent != null ? finalContent : content.toString();
-                String origin = ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null;
+                String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
                 finalItem = new OutputItem(id, type, text, origin, null, null, null, null, null, providerId);
             }
             emit(new StreamPayload.ItemDone(id, finalItem));

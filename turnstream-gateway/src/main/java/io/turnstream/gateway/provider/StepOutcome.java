@@ -3,6 +3,7 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import java.time.Duration;
 import java.util.List;
@@ -20,24 +21,9 @@ import java.util.List;
  * @param retryAfter how long the provider asked us to wait, or null
  * @param itemsPublished how many payloads this step published; a retry is only allowed at zero
  */
-public record StepOutcome(Status status, String finishReason, Usage usage, List<ToolCallRequest> toolCalls,
+public record StepOutcome(ResponseStatus status, String finishReason, Usage usage, List<ToolCallRequest> toolCalls,
                           JsonNode assistantContent, ErrorInfo error, boolean retryable, boolean overloaded,
                           Duration retryAfter, int itemsPublished) {
-
-    public enum Status {
-        COMPLETE("complete"), ERROR("error"), ABORTED("aborted");
-
-        private final String wire;
-
-        Status(String wire) {
-            this.wire = wire;
-        }
-
-        /** The word used in {@code response_done.status}. */
-        public String wire() {
-            return wire;
-        }
-    }
 
     public StepOutcome {
         toolCalls = List.copyOf(toolCalls);
@@ -45,18 +31,18 @@ public record StepOutcome(Status status, String finishReason, Usage usage, List<
 
     /** A step cancelled before anything was streamed (while waiting to retry, say). */
     public static StepOutcome abortedBeforeStream() {
-        return new StepOutcome(Status.ABORTED, null, null, List.of(), Json.MAPPER.createArrayNode(), null, false, false,
+        return new StepOutcome(ResponseStatus.ABORTED, null, null, List.of(), Json.MAPPER.createArrayNode(), null, false, false,
                 null, 0);
     }
 
     /** A step the provider refused before streaming (an HTTP error status). */
     public static StepOutcome refused(ErrorInfo error, boolean retryable, boolean overloaded, Duration retryAfter,
                                       int itemsPublished) {
-        return new StepOutcome(Status.ERROR, null, null, List.of(), Json.MAPPER.createArrayNode(), error, retryable,
+        return new StepOutcome(ResponseStatus.ERROR, null, null, List.of(), Json.MAPPER.createArrayNode(), error, retryable,
                 overloaded, retryAfter, itemsPublished);
     }
 
     public boolean canRetry() {
-        return status == Status.ERROR && retryable && itemsPublished == 0;
+        return status == ResponseStatus.ERROR && retryable && itemsPublished == 0;
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import java.io.IOException;
 
@@ -19,7 +20,7 @@ public abstract class StreamNormalizer {
     protected final UsageTracker usage = new UsageTracker();
     protected String finishReason;
 
-    private StepOutcome.Status status;
+    private ResponseStatus status;
     private ErrorInfo error;
     private boolean retryable;
     private boolean overloaded;
@@ -63,11 +64,11 @@ public abstract class StreamNormalizer {
     }
 
     /** The step was stopped from outside: by a cancel (ABORTED) or a broken or stalled connection (ERROR). */
-    public final StepOutcome interrupt(StepOutcome.Status cause, ErrorInfo why, boolean mayRetry) {
+    public final StepOutcome interrupt(ResponseStatus cause, ErrorInfo why, boolean mayRetry) {
         if (!terminated()) {
-            if (cause == StepOutcome.Status.ABORTED) {
+            if (cause == ResponseStatus.ABORTED) {
                 items.cancelAll();
-                status = StepOutcome.Status.ABORTED;
+                status = ResponseStatus.ABORTED;
             } else {
                 fail(why, mayRetry, false);
             }
@@ -99,7 +100,7 @@ public abstract class StreamNormalizer {
     protected final void complete(String reason) {
         items.closeAll();
         finishReason = reason;
-        status = StepOutcome.Status.COMPLETE;
+        status = ResponseStatus.COMPLETE;
     }
 
     protected final void fail(ErrorInfo why, boolean mayRetry, boolean isOverloaded) {
@@ -111,7 +112,7 @@ public abstract class StreamNormalizer {
         error = why;
         retryable = mayRetry;
         overloaded = isOverloaded;
-        status = StepOutcome.Status.ERROR;
+        status = ResponseStatus.ERROR;
     }
 
     /** A provider's in-stream error: its own type as the code, transient types retryable. */

@@ -2,6 +2,7 @@ package io.turnstream.gateway.view;
 
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 
 /**
@@ -15,7 +16,7 @@ public sealed interface LiveEvent permits LiveEvent.Upsert, LiveEvent.Append {
     /** True for the turn's {@code turn_completed} or {@code turn_error}: nothing follows it. */
     default boolean isTerminal() {
         return this instanceof Upsert upsert && upsert.envelope().payload() instanceof UITurnEvent event
-                && !UITurnEvent.TURN_STARTED.equals(event.type());
+                && event.type() != UiPayloadType.TURN_STARTED;
     }
 
     record Upsert(UpsertEnvelope envelope) implements LiveEvent {

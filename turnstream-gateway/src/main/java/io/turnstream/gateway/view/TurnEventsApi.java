@@ -5,7 +5,7 @@ import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.ApiError;
 import io.turnstream.gateway.GatewayServer;
-import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import java.io.InputStream;
 import java.util.Map;
 
@@ -67,7 +67,7 @@ public final class TurnEventsApi implements GatewayServer.Routes {
 
     private boolean alreadyFinished(String turnId, long afterSeq) {
         return afterSeq > 0 && views.snapshot(turnId, null)
-                .map(snapshot -> snapshot.turn() != null && !UITurnEvent.TURN_STARTED.equals(snapshot.turn().type())
+                .map(snapshot -> snapshot.turn() != null && snapshot.turn().type() != UiPayloadType.TURN_STARTED
                         && snapshot.seq() <= afterSeq)
                 .orElse(false);
     }

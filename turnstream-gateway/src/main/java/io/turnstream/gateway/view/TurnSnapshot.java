@@ -3,6 +3,7 @@ package io.turnstream.gateway.view;
 import io.turnstream.gateway.TurnStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,12 +47,12 @@ public record TurnSnapshot(String turnId, String threadId, String runId, String 
     }
 
     private static String statusOf(UITurnEvent turn) {
-        if (turn == null || UITurnEvent.TURN_STARTED.equals(turn.type())) {
+        if (turn == null || turn.type() == UiPayloadType.TURN_STARTED) {
             return "running";
         }
-        if (UITurnEvent.TURN_ERROR.equals(turn.type())) {
+        if (turn.type() == UiPayloadType.TURN_ERROR) {
             return "error";
         }
-        return turn.status() != null ? turn.status() : "complete";
+        return turn.status() != null ? turn.status().wire() : "complete";
     }
 }

@@ -9,6 +9,7 @@ import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,14 +52,14 @@ class UiMessageStreamTest {
     void textGrowsByTheAppendsAndEachStepIsFramed() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);
-        chunks.receive(() -> turn.reasoning("r-s1-0", "Hm", "created"), 4);
+        chunks.receive(() -> turn.reasoning("r-s1-0", "Hm", ChangeType.CREATED), 4);
         chunks.receive(() -> turn.append("r-s1-0", 2, "m, ok"), 5);
-        chunks.receive(() -> turn.reasoning("r-s1-0", "Hmm, ok", "completed"), 6);
-        chunks.receive(() -> turn.message("r-s1-1", "Hel", "created"), 8);
+        chunks.receive(() -> turn.reasoning("r-s1-0", "Hmm, ok", ChangeType.COMPLETED), 6);
+        chunks.receive(() -> turn.message("r-s1-1", "Hel", ChangeType.CREATED), 8);
         chunks.receive(() -> turn.append("r-s1-1", 0, "Hello"), 9);
         chunks.receive(() -> turn.append("r-s1-1", 5, ", world"), 10);
-        chunks.receive(() -> turn.message("r-s1-1", "Hello, world", "completed"), 11);
-        chunks.receive(() -> turn.message("r-s2-0", "Bye", "completed"), 16);
+        chunks.receive(() -> turn.message("r-s1-1", "Hello, world", ChangeType.COMPLETED), 11);
+        chunks.receive(() -> turn.message("r-s2-0", "Bye", ChangeType.COMPLETED), 16);
         turn.completed();
 
         await().until(chunks::ended);
@@ -102,9 +103,9 @@ class UiMessageStreamTest {
     void anAppendAfterAGapWaitsForTheNextUpsert() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);
-        chunks.receive(() -> turn.message("m-s1-0", "One", "created"), 4);
+        chunks.receive(() -> turn.message("m-s1-0", "One", ChangeType.CREATED), 4);
         turn.append("m-s1-0", 7, " three");
-        chunks.receive(() -> turn.message("m-s1-0", "One two", "updated"), 5);
+        chunks.receive(() -> turn.message("m-s1-0", "One two", ChangeType.UPDATED), 5);
         chunks.receive(() -> turn.append("m-s1-0", 7, " three"), 6);
         turn.completed();
 

@@ -7,16 +7,17 @@ import static io.turnstream.gateway.provider.RecordedStreams.STEP;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseFormat;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.model.ErrorInfo;
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ItemDelta;
 import io.turnstream.model.StreamPayload.ItemDone;
@@ -69,14 +70,14 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play(fixture);
 
         assertThat(played.outcome().status()).isEqualTo(FAILING.contains(fixture)
-                ? StepOutcome.Status.ERROR : StepOutcome.Status.COMPLETE);
+                ? ResponseStatus.ERROR : ResponseStatus.COMPLETE);
         assertEveryStartedItemIsClosedOnceAndNothingFollows(played.payloads());
         assertFinalContentIsTheStreamedText(played.payloads());
         assertToolCallsAreTheDoneFunctionCalls(played);
         if (!fixture.contains("custom-tool")) {
             assertToolArgumentsParse(played.payloads());
         }
-        if (played.outcome().status() == StepOutcome.Status.COMPLETE) {
+        if (played.outcome().status() == ResponseStatus.COMPLETE) {
             assertThat(tokens(played.outcome().usage())).isEqualTo(lastReportedUsage(fixture));
         }
     }
@@ -88,10 +89,10 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("anthropic-docs-tool-use.sse");
 
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.add(start(0, ItemType.MESSAGE));
         expected.addAll(deltas(0, "Okay", ",", " let", "'s", " check", " the", " weather", " for", " San",
                 " Francisco", ",", " CA", ":"));
-        expected.add(done(0, ItemTypes.MESSAGE, "Okay, let's check the weather for San Francisco, CA:", "anthropic"));
+        expected.add(done(0, ItemType.MESSAGE, "Okay, let's check the weather for San Francisco, CA:", "anthropic"));
         expected.add(startCall(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
         expected.add(doneCall(1, "get_weather", "{\"location\": \"San Francisco, CA\", \"unit\": \"fahrenheit\"}",
                 "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "anthropic"));
@@ -107,14 +108,14 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("vercel-anthropic-thinking-signature.sse");
 
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.REASONING));
+        expected.add(start(0, ItemType.REASONING));
         expected.addAll(deltas(0, "The previous", " result", " was", " 925.", " Now", " I need to divide that",
                 " by 5.\n\n925", " ÷ 5 ", "= 185"));
-        expected.add(done(0, ItemTypes.REASONING, "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185",
+        expected.add(done(0, ItemType.REASONING, "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185",
                 "anthropic"));
-        expected.add(start(1, ItemTypes.MESSAGE));
+        expected.add(start(1, ItemType.MESSAGE));
         expected.addAll(deltas(1, "925", " ÷ 5 ", "= 185"));
-        expected.add(done(1, ItemTypes.MESSAGE, "925 ÷ 5 = 185", "anthropic"));
+        expected.add(done(1, ItemType.MESSAGE, "925 ÷ 5 = 185", "anthropic"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().assistantContent().get(0).get("signature").asText())
                 .startsWith("EvQBCkYICxgCKkAxhD4NUKFzudtZ6NzbZdEiBACIScTzqjPViM596iWLZIk4EFKYYBj3B6Ptl3b0dcQv")
@@ -128,9 +129,9 @@ class RecordedProviderStreamsTest {
         ErrorInfo spliced = ErrorInfo.of(ErrorCodes.INVALID_RESPONSE,
                 "the provider started message msg_second while message msg_first was still open");
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.REASONING));
+        expected.add(start(0, ItemType.REASONING));
         expected.addAll(deltas(0, "I will call the tool."));
-        expected.add(done(0, ItemTypes.REASONING, "I will call the tool.", "anthropic"));
+        expected.add(done(0, ItemType.REASONING, "I will call the tool.", "anthropic"));
         expected.add(startCall(1, "test-tool", "toolu_first"));
         expected.add(new StreamPayload.ItemError(STEP + "-1", spliced));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
@@ -143,9 +144,9 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("vercel-anthropic-SYNTH-duplicate-message-start.sse");
 
         assertThat(played.payloads()).containsExactly(
-                start(0, ItemTypes.MESSAGE),
+                start(0, ItemType.MESSAGE),
                 delta(0, "Hello, World!"),
-                done(0, ItemTypes.MESSAGE, "Hello, World!", "anthropic"));
+                done(0, ItemType.MESSAGE, "Hello, World!", "anthropic"));
         assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(17, 227, 244));
     }
 
@@ -154,9 +155,9 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("anthropic-docs-web-search-ELIDED.sse");
 
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.add(start(0, ItemType.MESSAGE));
         expected.addAll(deltas(0, "I'll check", " the current weather in New York City for you", "."));
-        expected.add(done(0, ItemTypes.MESSAGE, "I'll check the current weather in New York City for you.", "anthropic"));
+        expected.add(done(0, ItemType.MESSAGE, "I'll check the current weather in New York City for you.", "anthropic"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().error().code()).isEqualTo(ErrorCodes.BAD_PROVIDER_DATA);
         assertThat(played.outcome().error().message())
@@ -169,9 +170,9 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("anthropic-pysdk-compaction_response.sse");
 
         assertThat(played.payloads()).containsExactly(
-                start(0, ItemTypes.MESSAGE),
+                start(0, ItemType.MESSAGE),
                 delta(0, "Hello there!"),
-                done(0, ItemTypes.MESSAGE, "Hello there!", "anthropic"));
+                done(0, ItemType.MESSAGE, "Hello there!", "anthropic"));
         JsonNode compaction = played.outcome().assistantContent().get(0);
         assertThat(compaction.get("type").asText()).isEqualTo("compaction");
         assertThat(compaction.get("encrypted_content").asText()).isEqualTo("EpwBCioIDxgCEAEYASJALd_opaque_compaction_payload");
@@ -204,9 +205,9 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("vercel-chat-azure-prompt-filter.sse");
 
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.add(start(0, ItemType.MESSAGE));
         expected.addAll(deltas(0, "Capital", " of", " Denmark", "."));
-        expected.add(done(0, ItemTypes.MESSAGE, "Capital of Denmark.", "openai-chat"));
+        expected.add(done(0, ItemType.MESSAGE, "Capital of Denmark.", "openai-chat"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(15, 78, 93));
     }
@@ -216,9 +217,9 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("vercel-responses-reasoning-fc-part4.sse");
 
         List<StreamPayload> expected = new ArrayList<>();
-        expected.add(start(0, ItemTypes.MESSAGE));
+        expected.add(start(0, ItemType.MESSAGE));
         expected.addAll(deltas(0, "The", " final", " result", " is", " **", "570", "**", "."));
-        expected.add(done(0, ItemTypes.MESSAGE, "The final result is **570**.", "openai"));
+        expected.add(done(0, ItemType.MESSAGE, "The final result is **570**.", "openai"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.STOP);
     }
@@ -282,7 +283,7 @@ class RecordedProviderStreamsTest {
         RecordedStreams.Played played = streams.play("cut-" + fixture, firstEvents(fixture, eventsKept),
                 RecordedStreams.adapterFor(fixture), RecordedStreams.simpleRequest());
 
-        assertThat(played.outcome().status()).isEqualTo(StepOutcome.Status.ERROR);
+        assertThat(played.outcome().status()).isEqualTo(ResponseStatus.ERROR);
         assertThat(played.outcome().error().code()).isEqualTo(ErrorCodes.STREAM_TRUNCATED);
         assertThat(played.outcome().retryable()).isTrue();
         StreamPayload last = played.payloads().get(played.payloads().size() - 1);
@@ -307,7 +308,7 @@ class RecordedProviderStreamsTest {
 
     private static void assertToolArgumentsParse(List<StreamPayload> payloads) {
         for (StreamPayload payload : payloads) {
-            if (payload instanceof ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+            if (payload instanceof ItemDone done && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
                 String arguments = done.finalItem().arguments().asText();
                 assertThatCode(() -> Json.MAPPER.readTree(arguments)).doesNotThrowAnyException();
                 assertThat(Json.parseOrText(arguments).isObject()).as("arguments %s", arguments).isTrue();
@@ -317,7 +318,7 @@ class RecordedProviderStreamsTest {
 
     private static void assertToolCallsAreTheDoneFunctionCalls(RecordedStreams.Played played) {
         List<String> doneCalls = played.payloads().stream()
-                .filter(p -> p instanceof ItemDone done && ItemTypes.FUNCTION_CALL.equals(done.finalItem().type()))
+                .filter(p -> p instanceof ItemDone done && done.finalItem().knownType() == ItemType.FUNCTION_CALL)
                 .map(p -> ((ItemDone) p).finalItem().callId())
                 .toList();
         assertThat(played.outcome().toolCalls()).extracting(ToolCallRequest::callId).containsExactlyElementsOf(doneCalls);
@@ -392,12 +393,12 @@ class RecordedProviderStreamsTest {
         return STEP + "-" + n;
     }
 
-    private static StreamPayload start(int n, String type) {
-        return new ItemStart(id(n), type, null, null, null, null, ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null);
+    private static StreamPayload start(int n, ItemType type) {
+        return new ItemStart(id(n), type, null, null, null, null, type == ItemType.MESSAGE ? Origins.AGENT : null);
     }
 
     private static StreamPayload startCall(int n, String name, String callId) {
-        return new ItemStart(id(n), ItemTypes.FUNCTION_CALL, null, name, null, callId, null);
+        return new ItemStart(id(n), ItemType.FUNCTION_CALL, null, name, null, callId, null);
     }
 
     private static StreamPayload delta(int n, String text) {
@@ -408,13 +409,13 @@ class RecordedProviderStreamsTest {
         return java.util.Arrays.stream(texts).map(t -> delta(n, t)).toList();
     }
 
-    private static StreamPayload done(int n, String type, String content, String provider) {
-        String origin = ItemTypes.MESSAGE.equals(type) ? ItemTypes.ORIGIN_AGENT : null;
+    private static StreamPayload done(int n, ItemType type, String content, String provider) {
+        String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
         return new ItemDone(id(n), new OutputItem(id(n), type, content, origin, null, null, null, null, null, provider));
     }
 
     private static StreamPayload doneCall(int n, String name, String arguments, String callId, String provider) {
-        return new ItemDone(id(n), new OutputItem(id(n), ItemTypes.FUNCTION_CALL, null, null, name,
+        return new ItemDone(id(n), new OutputItem(id(n), ItemType.FUNCTION_CALL, null, null, name,
                 TextNode.valueOf(arguments), callId, null, null, provider));
     }
 }

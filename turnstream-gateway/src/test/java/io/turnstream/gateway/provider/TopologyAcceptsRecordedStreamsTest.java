@@ -2,12 +2,14 @@ package io.turnstream.gateway.provider;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.turnstream.model.ItemTypes;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
-import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.topology.TopologyConfig;
 import io.turnstream.topology.UpsertTopology;
@@ -76,10 +78,10 @@ class TopologyAcceptsRecordedStreamsTest {
         List<UpsertEnvelope> turn = upserts.readValuesToList().stream()
                 .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), UpsertEnvelope.class)).toList();
         UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
-        assertThat(end.type()).isEqualTo(played.outcome().status() == StepOutcome.Status.COMPLETE
-                ? UITurnEvent.TURN_COMPLETED : UITurnEvent.TURN_ERROR);
+        assertThat(end.type()).isEqualTo(played.outcome().status() == ResponseStatus.COMPLETE
+                ? UiPayloadType.TURN_COMPLETED : UiPayloadType.TURN_ERROR);
         for (StreamPayload payload : played.payloads()) {
-            if (payload instanceof StreamPayload.ItemDone done && !ItemTypes.FUNCTION_CALL.equals(done.finalItem().type())) {
+            if (payload instanceof StreamPayload.ItemDone done && done.finalItem().knownType() != ItemType.FUNCTION_CALL) {
                 assertThat(lastUpsertOf(turn, done.itemId()).content()).isEqualTo(done.finalItem().content());
             }
         }
@@ -91,8 +93,8 @@ class TopologyAcceptsRecordedStreamsTest {
         turn.add(new StreamPayload.ResponseStart(runId, turnId, "thread-1", null, "model", "provider", 1L));
         turn.addAll(played.payloads());
         StepOutcome outcome = played.outcome();
-        turn.add(outcome.status() == StepOutcome.Status.COMPLETE
-                ? new StreamPayload.ResponseDone(runId, "complete", outcome.usage(), outcome.finishReason())
+        turn.add(outcome.status() == ResponseStatus.COMPLETE
+                ? new StreamPayload.ResponseDone(runId, ResponseStatus.COMPLETE, outcome.usage(), outcome.finishReason())
                 : new StreamPayload.ResponseError(runId, outcome.error()));
         return turn;
     }

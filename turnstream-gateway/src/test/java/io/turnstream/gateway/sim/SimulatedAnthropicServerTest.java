@@ -16,6 +16,7 @@ import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -47,7 +48,7 @@ class SimulatedAnthropicServerTest {
             List<StreamPayload> payloads = new ArrayList<>();
             StepOutcome outcome = call(server, payloads);
 
-            assertThat(outcome.status()).isEqualTo(StepOutcome.Status.COMPLETE);
+            assertThat(outcome.status()).isEqualTo(ResponseStatus.COMPLETE);
             assertThat(outcome.finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
             assertThat(ItemInvariants.shape(payloads)).containsExactly(
                     "item_start s-0 reasoning", "item_delta s-0 x4", "item_done s-0 reasoning",

@@ -8,11 +8,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
-import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.io.InputStream;
@@ -58,9 +59,9 @@ class TurnEventsSseTest {
     void aReconnectWithLastEventIdResumesWithoutGapOrDuplicate() {
         TurnRecords turn = newTurn();
         turn.started();
-        turn.message("m1", "Hel", "created");
-        turn.message("m1", "Hello, wo", "updated");
-        turn.message("m2", "Second", "created");
+        turn.message("m1", "Hel", ChangeType.CREATED);
+        turn.message("m1", "Hello, wo", ChangeType.UPDATED);
+        turn.message("m2", "Second", ChangeType.CREATED);
 
         Stream first = Stream.open(turn.id, null);
         await().until(() -> first.seqs().size() == 4);
@@ -68,8 +69,8 @@ class TurnEventsSseTest {
         assertThat(first.ids()).containsExactly("1.0", "2.0", "3.0", "4.0");
         first.close();
 
-        turn.message("m1", "Hello, world", "completed");
-        turn.message("m2", "Second message", "completed");
+        turn.message("m1", "Hello, world", ChangeType.COMPLETED);
+        turn.message("m2", "Second message", ChangeType.COMPLETED);
         Stream resumed = Stream.open(turn.id, "4.0");
         turn.completed();
 
@@ -83,7 +84,7 @@ class TurnEventsSseTest {
     void aClientThatHasTheWholeFinishedTurnIsToldTheStreamIsOver() throws Exception {
         TurnRecords turn = newTurn();
         turn.started();
-        turn.message("m1", "Done.", "completed");
+        turn.message("m1", "Done.", ChangeType.COMPLETED);
         turn.completed();
         await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
 
@@ -99,14 +100,14 @@ class TurnEventsSseTest {
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < 10; i++) {
             text.append("word").append(i).append(' ');
-            turn.message("answer", text.toString(), i == 0 ? "created" : "updated");
+            turn.message("answer", text.toString(), i == 0 ? ChangeType.CREATED : ChangeType.UPDATED);
         }
-        turn.reasoning("thinking", "Let me think.", "created");
+        turn.reasoning("thinking", "Let me think.", ChangeType.CREATED);
         await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 12).orElse(false));
 
         Stream late = Stream.open(turn.id, null);
         await().until(() -> late.seqs().size() == 3);
-        turn.message("answer", text + "end.", "completed");
+        turn.message("answer", text + "end.", ChangeType.COMPLETED);
         turn.completed();
 
         await().until(late::ended);
@@ -120,7 +121,7 @@ class TurnEventsSseTest {
         JsonNode snapshot = getJson("/v1/turns/" + turn.id);
         assertThat(snapshot.get("status").asText()).isEqualTo("complete");
         assertThat(snapshot.get("seq").asLong()).isEqualTo(14);
-        assertThat(snapshot.get("turn").get("type").asText()).isEqualTo(UITurnEvent.TURN_COMPLETED);
+        assertThat(snapshot.get("turn").get("type").asText()).isEqualTo(UiPayloadType.TURN_COMPLETED.wire());
         assertThat(snapshot.get("items")).extracting(item -> item.get("itemId").asText())
                 .containsExactly("thinking", "answer");
         assertThat(snapshot.get("items").get(1).get("content").asText()).isEqualTo(text + "end.");
@@ -133,10 +134,10 @@ class TurnEventsSseTest {
         Stream stream = Stream.open(turn.id, null);
         // one record at a time: the two topics are read by one consumer in no particular order between them
         stream.awaitEvents(1);
-        stream.receives(() -> turn.message("m1", "Hel", "created"), 2);
+        stream.receives(() -> turn.message("m1", "Hel", ChangeType.CREATED), 2);
         stream.receives(() -> turn.append("m1", 3, "lo, wo"), 3);
         stream.receives(() -> turn.append("m1", 9, "rld"), 4);
-        stream.receives(() -> turn.message("m1", "Hello, world", "completed"), 5);
+        stream.receives(() -> turn.message("m1", "Hello, world", ChangeType.COMPLETED), 5);
         turn.completed();
 
         await().until(stream::ended);
@@ -153,7 +154,7 @@ class TurnEventsSseTest {
         turn.started();
         Stream first = Stream.open(turn.id, null);
         first.awaitEvents(1);
-        first.receives(() -> turn.message("m1", "One", "created"), 2);
+        first.receives(() -> turn.message("m1", "One", ChangeType.CREATED), 2);
         first.receives(() -> turn.append("m1", 3, " two"), 3);
         first.receives(() -> turn.append("m1", 7, " three"), 4);
         assertThat(first.ids()).containsExactly("1.0", "2.0", "2.1", "2.2");
@@ -162,7 +163,7 @@ class TurnEventsSseTest {
         turn.append("m1", 13, " four");
         Stream resumed = Stream.open(turn.id, "2.1");
         await().until(() -> resumed.ids().size() == 2);
-        turn.message("m1", "One two three four", "completed");
+        turn.message("m1", "One two three four", ChangeType.COMPLETED);
         turn.completed();
 
         await().until(resumed::ended);
@@ -175,13 +176,13 @@ class TurnEventsSseTest {
     void aLateJoinerBeyondTheReplayBufferGetsTheStateThenTheBufferedAppendsItCanApply() {
         TurnRecords turn = newTurn();
         turn.started();
-        turn.message("m1", "a", "created");
+        turn.message("m1", "a", ChangeType.CREATED);
         StringBuilder text = new StringBuilder("a");
         for (int i = 0; i < 2 * REPLAY_BUFFER; i++) {
             turn.append("m1", text.length(), "b");
             text.append('b');
         }
-        turn.message("m1", text.toString(), "updated");
+        turn.message("m1", text.toString(), ChangeType.UPDATED);
         turn.append("m1", text.length(), "c");
         await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
 

@@ -1,13 +1,17 @@
 package io.turnstream.gateway.view;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayload;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.HashMap;
 import java.util.Map;
@@ -42,41 +46,41 @@ public final class TurnRecords {
     }
 
     public void started() {
-        publish(new UITurnEvent(UITurnEvent.TURN_STARTED, id, threadId, "model", "simulated", null, null, null,
+        publish(new UITurnEvent(UiPayloadType.TURN_STARTED, id, threadId, "model", "simulated", null, null, null,
                 tenantId), "turn");
     }
 
     public void completed() {
-        publish(new UITurnEvent(UITurnEvent.TURN_COMPLETED, id, threadId, "model", "simulated", "complete",
+        publish(new UITurnEvent(UiPayloadType.TURN_COMPLETED, id, threadId, "model", "simulated", ResponseStatus.COMPLETE,
                 new UITurnEvent.Usage(1, 2, 3), null, tenantId, "stop"), "turn");
     }
 
     public void failed(String code, String message) {
-        publish(new UITurnEvent(UITurnEvent.TURN_ERROR, id, threadId, "model", "simulated", null, null,
+        publish(new UITurnEvent(UiPayloadType.TURN_ERROR, id, threadId, "model", "simulated", null, null,
                 ErrorInfo.of(code, message), tenantId), "turn");
     }
 
-    public void message(String itemId, String content, String changeType) {
-        item(itemId, "message", content, changeType);
+    public void message(String itemId, String content, ChangeType changeType) {
+        item(itemId, UiItemType.MESSAGE, content, changeType);
     }
 
     /** The summary a compaction put in place of the earlier conversation. */
     public void compactionSummary(String itemId, String summary) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, "message", UIUpsert.COMPLETED, version, summary,
+        publish(new UIUpsert(UiPayloadType.ITEM_UPSERT, id, threadId, itemId, UiItemType.MESSAGE, ChangeType.COMPLETED, version, summary,
                 "compaction", null, null, null, null, null, null, null, null), itemId);
     }
 
-    public void reasoning(String itemId, String content, String changeType) {
-        item(itemId, "reasoning", content, changeType);
+    public void reasoning(String itemId, String content, ChangeType changeType) {
+        item(itemId, UiItemType.REASONING, content, changeType);
     }
 
     public void toolCall(String itemId, String callId, String toolName, String arguments) {
-        upsert(itemId, "tool_call", arguments, toolName, Json.fromString(arguments, JsonNode.class), callId, null, null);
+        upsert(itemId, UiItemType.TOOL_CALL, arguments, toolName, Json.fromString(arguments, JsonNode.class), callId, null, null);
     }
 
     public void toolOutput(String itemId, String callId, String toolName, String output, boolean success) {
-        upsert(itemId, "tool_output", output, toolName, null, callId, Json.MAPPER.getNodeFactory().textNode(output),
+        upsert(itemId, UiItemType.TOOL_OUTPUT, output, toolName, null, callId, Json.MAPPER.getNodeFactory().textNode(output),
                 success);
     }
 
@@ -87,24 +91,23 @@ public final class TurnRecords {
         producer.flush();
     }
 
-    private void item(String itemId, String type, String content, String changeType) {
+    private void item(String itemId, UiItemType type, String content, ChangeType changeType) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, type, changeType, version, content, "agent",
+        publish(new UIUpsert(UiPayloadType.ITEM_UPSERT, id, threadId, itemId, type, changeType, version, content, "agent",
                 null, null, null, null, null, null, null, null), itemId);
     }
 
-    private void upsert(String itemId, String type, String content, String toolName, JsonNode arguments, String callId,
+    private void upsert(String itemId, UiItemType type, String content, String toolName, JsonNode arguments, String callId,
                         JsonNode output, Boolean success) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        publish(new UIUpsert(UIUpsert.TYPE, id, threadId, itemId, type, UIUpsert.COMPLETED, version, content, "agent",
+        publish(new UIUpsert(UiPayloadType.ITEM_UPSERT, id, threadId, itemId, type, ChangeType.COMPLETED, version, content, "agent",
                 null, toolName, arguments, callId, output, success, null, null), itemId);
     }
 
     private void publish(UiPayload payload, String stateKey) {
         seq++;
-        String type = payload instanceof UIUpsert ? UpsertEnvelope.ITEM_UPSERT : UpsertEnvelope.TURN_EVENT;
         String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                seq, type, payload));
+                seq, payload.payloadType(), payload));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + stateKey, json));
         producer.flush();

@@ -1,0 +1,18 @@
+package io.turnstream.model;
+
+/**
+ * What the gateway is doing for a running turn between items ({@code turn_status.status}); see
+ * {@link StreamPayload.TurnStatus} for the fields each one sets.
+ */
+public enum TurnActivity implements WireValue {
+    RETRYING, FALLBACK, STALLED, COMPACTING,
+    /** The model is being called again after one of the others. */
+    RUNNING,
+    /** One model call ended; carries what it used and cost. */
+    STEP_COMPLETED;
+
+    @Override
+    public String toString() {
+        return wire();
+    }
+}
