@@ -54,7 +54,8 @@ public final class ToolExecutorMetrics implements AutoCloseable {
     void record(ToolResult result) {
         boolean unknown = result.error() != null && ToolErrors.TOOL_NOT_FOUND.equals(result.error().code());
         String tool = unknown ? UNKNOWN_TOOL : result.toolName();
-        long now = System.currentTimeMillis();
+        // the sensors' windows run on the registry's time, so their samples are stamped with it
+        long now = metrics.time().milliseconds();
         long durationMs = result.completedAt() - result.startedAt();
         sensor("calls", tool).record(1, now);
         if (!result.success()) {
