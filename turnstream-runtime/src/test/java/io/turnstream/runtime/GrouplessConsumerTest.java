@@ -1,64 +1,43 @@
 package io.turnstream.runtime;
 
+import static io.turnstream.runtime.TopicsOnBroker.valueOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Bounded reads without a consumer group, on a real broker: where they start and stop, and their failure policy. */
 class GrouplessConsumerTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private static EmbeddedKafkaBroker broker;
-    private static Admin admin;
-    private static KafkaProducer<String, String> producer;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
-        producer = new KafkaProducer<>(producerProperties());
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        producer.close();
-        admin.close();
-        broker.close();
-    }
+    @RegisterExtension
+    static final TopicsOnBroker kafka = TopicsOnBroker.start();
 
     @Test
     void aReadToTheEndReadsWhatWasThereWhenItStartedAndNothingWrittenMeanwhile() throws Exception {
-        String topic = newTopic(2);
-        write(topic, 0, "first");
-        write(topic, 1, "second");
+        String topic = kafka.newTopic(2);
+        kafka.write(topic, 0, "first");
+        kafka.write(topic, 1, "second");
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (GrouplessConsumer reads = groupless()) {
@@ -66,7 +45,7 @@ class GrouplessConsumerTest {
                     TopicReader.Start.BEGINNING);
             reads.readToEnd(from, PATIENCE, record -> {
                 read.add(valueOf(record));
-                write(topic, record.partition(), "written while reading");
+                kafka.write(topic, record.partition(), "written while reading");
             });
         }
 
@@ -75,39 +54,29 @@ class GrouplessConsumerTest {
 
     @Test
     void aReadStartsAtTheOffsetsItIsGiven() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "before");
-        write(topic, 0, "from here");
-        write(topic, 0, "and this");
-        List<String> read = new CopyOnWriteArrayList<>();
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "before");
+        kafka.write(topic, 0, "from here");
+        kafka.write(topic, 0, "and this");
 
-        try (GrouplessConsumer reads = groupless()) {
-            reads.readToEnd(Map.of(partition(topic, 0), 1L), PATIENCE, record -> read.add(valueOf(record)));
-        }
-
-        assertThat(read).containsExactly("from here", "and this");
+        assertThat(readToEnd(partition(topic, 0), 1)).containsExactly("from here", "and this");
     }
 
     @Test
     void anOffsetDeletedBeforeTheReadStartsFromThePartitionsFirstRecord() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "deleted");
-        write(topic, 0, "kept");
-        admin.deleteRecords(Map.of(partition(topic, 0), RecordsToDelete.beforeOffset(1))).all().get();
-        List<String> read = new CopyOnWriteArrayList<>();
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "deleted");
+        kafka.write(topic, 0, "kept");
+        kafka.admin().deleteRecords(Map.of(partition(topic, 0), RecordsToDelete.beforeOffset(1))).all().get();
 
-        try (GrouplessConsumer reads = groupless()) {
-            reads.readToEnd(Map.of(partition(topic, 0), 0L), PATIENCE, record -> read.add(valueOf(record)));
-        }
-
-        assertThat(read).containsExactly("kept");
+        assertThat(readToEnd(partition(topic, 0), 0)).containsExactly("kept");
     }
 
     @Test
     void sinceAMomentWithNothingWrittenAfterItStartsAtTheEnd() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, Instant.ofEpochMilli(1_000), "old");
-        write(topic, 0, Instant.ofEpochMilli(2_000), "older than the moment too");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, Instant.ofEpochMilli(1_000), "old");
+        kafka.write(topic, 0, Instant.ofEpochMilli(2_000), "older than the moment too");
 
         try (GrouplessConsumer reads = groupless()) {
             Map<TopicPartition, Long> from = reads.offsets(List.of(partition(topic, 0)),
@@ -119,8 +88,8 @@ class GrouplessConsumerTest {
 
     @Test
     void aReadUpToTheHighWatermarkWaitsForAnOpenTransactionAndSeesOnlyWhatItCommitted() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "before");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "before");
         try (KafkaProducer<String, String> aborting = transactional();
              KafkaProducer<String, String> committing = transactional();
              GrouplessConsumer reads = groupless()) {
@@ -143,8 +112,8 @@ class GrouplessConsumerTest {
 
     @Test
     void aReadThatCannotGetToItsEndInTimeFailsNamingThePartitionAfterHandingOverWhatItRead() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "committed");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "committed");
         List<String> read = new CopyOnWriteArrayList<>();
         try (KafkaProducer<String, String> leftOpen = transactional(); GrouplessConsumer reads = groupless()) {
             leftOpen.beginTransaction();
@@ -161,9 +130,9 @@ class GrouplessConsumerTest {
 
     @Test
     void aRecordTheHandlerCannotTakeIsSkippedAndTheReadGoesOn() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "unreadable");
-        write(topic, 0, "fine");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "unreadable");
+        kafka.write(topic, 0, "fine");
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (GrouplessConsumer reads = groupless()) {
@@ -180,18 +149,15 @@ class GrouplessConsumerTest {
 
     @Test
     void theConsumerCanReadAgainAfterARead() throws Exception {
-        String first = newTopic(1);
-        String second = newTopic(1);
-        write(first, 0, "one");
-        write(second, 0, "two");
-        List<String> read = new CopyOnWriteArrayList<>();
+        String first = kafka.newTopic(1);
+        String second = kafka.newTopic(1);
+        kafka.write(first, 0, "one");
+        kafka.write(second, 0, "two");
 
         try (GrouplessConsumer reads = groupless()) {
-            reads.readToEnd(Map.of(partition(first, 0), 0L), PATIENCE, record -> read.add(valueOf(record)));
-            reads.readToEnd(Map.of(partition(second, 0), 0L), PATIENCE, record -> read.add(valueOf(record)));
+            assertThat(readToEnd(reads, partition(first, 0), 0)).containsExactly("one");
+            assertThat(readToEnd(reads, partition(second, 0), 0)).containsExactly("two");
         }
-
-        assertThat(read).containsExactly("one", "two");
     }
 
     @Test
@@ -206,14 +172,24 @@ class GrouplessConsumerTest {
     }
 
     private static GrouplessConsumer groupless() {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        return new GrouplessConsumer("test-reads", props);
+        return new GrouplessConsumer("test-reads", kafka.clientProperties());
+    }
+
+    private static List<String> readToEnd(TopicPartition partition, long from) {
+        try (GrouplessConsumer reads = groupless()) {
+            return readToEnd(reads, partition, from);
+        }
+    }
+
+    private static List<String> readToEnd(GrouplessConsumer reads, TopicPartition partition, long from) {
+        List<String> read = new ArrayList<>();
+        reads.readToEnd(Map.of(partition, from), PATIENCE, record -> read.add(valueOf(record)));
+        return read;
     }
 
     private static Map<TopicPartition, Long> highWatermark(TopicPartition partition) {
         try {
-            return Map.of(partition, admin.listOffsets(Map.of(partition, OffsetSpec.latest()),
+            return Map.of(partition, kafka.admin().listOffsets(Map.of(partition, OffsetSpec.latest()),
                     new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).partitionResult(partition).get().offset());
         } catch (Exception e) {
             throw new IllegalStateException(e);
@@ -221,40 +197,14 @@ class GrouplessConsumerTest {
     }
 
     private static KafkaProducer<String, String> transactional() {
-        Properties props = new Properties();
-        props.putAll(producerProperties());
+        Properties props = kafka.producerProperties();
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "test-" + UUID.randomUUID());
         KafkaProducer<String, String> transactional = new KafkaProducer<>(props);
         transactional.initTransactions();
         return transactional;
     }
 
-    private static Map<String, Object> producerProperties() {
-        return Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
-    }
-
-    private static String newTopic(int partitions) throws Exception {
-        String topic = "groupless-" + UUID.randomUUID();
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
-        return topic;
-    }
-
     private static TopicPartition partition(String topic, int partition) {
         return new TopicPartition(topic, partition);
-    }
-
-    private static void write(String topic, int partition, String value) throws Exception {
-        producer.send(new ProducerRecord<>(topic, partition, "key", value)).get();
-    }
-
-    private static void write(String topic, int partition, Instant at, String value) throws Exception {
-        producer.send(new ProducerRecord<>(topic, partition, at.toEpochMilli(), "key", value)).get();
-    }
-
-    private static String valueOf(ConsumerRecord<String, byte[]> record) {
-        return new String(record.value(), StandardCharsets.UTF_8);
     }
 }
