@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -123,18 +124,23 @@ public final class GrouplessConsumer implements AutoCloseable {
         }
     }
 
-    /** Where reading from {@code start} begins in each partition: the end where nothing was written since a moment. */
+    /**
+     * Where reading from {@code start} begins in each partition: the end where nothing was written since a moment.
+     *
+     * @throws TimeoutException naming the partitions when the cluster does not answer in time
+     */
     public Map<TopicPartition, Long> offsets(Collection<TopicPartition> partitions, TopicReader.Start start) {
         if (start == TopicReader.Start.BEGINNING) {
-            return consumer.beginningOffsets(partitions);
+            return lookUp("the beginning", partitions, () -> consumer.beginningOffsets(partitions));
         }
-        Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+        Map<TopicPartition, Long> end = lookUp("the end", partitions, () -> consumer.endOffsets(partitions));
         if (start == TopicReader.Start.END) {
             return end;
         }
         Map<TopicPartition, Long> at = new HashMap<>();
         partitions.forEach(partition -> at.put(partition, start.since().toEpochMilli()));
-        Map<TopicPartition, OffsetAndTimestamp> found = consumer.offsetsForTimes(at);
+        Map<TopicPartition, OffsetAndTimestamp> found = lookUp("the records since " + start.since(), partitions,
+                () -> consumer.offsetsForTimes(at));
         Map<TopicPartition, Long> offsets = new HashMap<>();
         for (TopicPartition partition : partitions) {
             OffsetAndTimestamp offset = found.get(partition);
@@ -150,7 +156,7 @@ public final class GrouplessConsumer implements AutoCloseable {
      * @see #read
      */
     public void readToEnd(Map<TopicPartition, Long> from, Duration limit, RecordHandler handler) {
-        read(from, consumer.endOffsets(from.keySet()), limit, handler);
+        read(from, lookUp("the end", from.keySet(), () -> consumer.endOffsets(from.keySet(), limit)), limit, handler);
     }
 
     /**
@@ -228,6 +234,14 @@ public final class GrouplessConsumer implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("{} skipped an unreadable record at {}-{}@{}: {}", name, record.topic(), record.partition(),
                     record.offset(), e.getMessage());
+        }
+    }
+
+    private <T> T lookUp(String what, Collection<TopicPartition> partitions, Supplier<T> lookUp) {
+        try {
+            return lookUp.get();
+        } catch (TimeoutException e) {
+            throw new TimeoutException(name + " could not find " + what + " of " + describe(partitions), e);
         }
     }
 

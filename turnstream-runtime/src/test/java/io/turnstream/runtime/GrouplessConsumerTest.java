@@ -129,6 +129,23 @@ class GrouplessConsumerTest {
     }
 
     @Test
+    void aReadWhileTheClusterIsUnreachableFailsInTimeNamingThePartition() throws Exception {
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "out of reach");
+
+        try (GrouplessConsumer reads = groupless()) {
+            kafka.broker().stop();
+            try {
+                assertThatThrownBy(() -> readToEnd(reads, partition(topic, 0), 0, Duration.ofSeconds(1)))
+                        .isInstanceOf(TimeoutException.class)
+                        .hasMessageContaining(topic + "-0");
+            } finally {
+                kafka.broker().start();
+            }
+        }
+    }
+
+    @Test
     void aRecordTheHandlerCannotTakeIsSkippedAndTheReadGoesOn() throws Exception {
         String topic = kafka.newTopic(1);
         kafka.write(topic, 0, "unreadable");
@@ -182,8 +199,12 @@ class GrouplessConsumerTest {
     }
 
     private static List<String> readToEnd(GrouplessConsumer reads, TopicPartition partition, long from) {
+        return readToEnd(reads, partition, from, PATIENCE);
+    }
+
+    private static List<String> readToEnd(GrouplessConsumer reads, TopicPartition partition, long from, Duration limit) {
         List<String> read = new ArrayList<>();
-        reads.readToEnd(Map.of(partition, from), PATIENCE, record -> read.add(valueOf(record)));
+        reads.readToEnd(Map.of(partition, from), limit, record -> read.add(valueOf(record)));
         return read;
     }
 
