@@ -12,6 +12,7 @@ COPY turnstream-runtime turnstream-runtime
 COPY turnstream-broker turnstream-broker
 COPY turnstream-test-support turnstream-test-support
 COPY turnstream-topology turnstream-topology
+COPY turnstream-topology-service turnstream-topology-service
 COPY turnstream-testkit turnstream-testkit
 COPY turnstream-tool-executor turnstream-tool-executor
 COPY turnstream-gateway turnstream-gateway
