@@ -20,7 +20,7 @@ COPY turnstream-connect turnstream-connect
 COPY turnstream-dist turnstream-dist
 # the distribution and the modules it is built from (their tests compile, for the test-jars, but do not run;
 # the services' own jars are not needed: this image runs every service from the distribution)
-RUN ./mvnw -B -q -DskipTests -Dturnstream.service-jars.skip=true package -pl turnstream-dist -am
+RUN ./mvnw -B -q -DskipTests package -Dturnstream.service-jars.skip=true -pl turnstream-dist -am
 
 FROM eclipse-temurin:17-jre
 RUN useradd --system --uid 10001 --no-create-home turnstream \
