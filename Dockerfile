@@ -12,13 +12,15 @@ COPY turnstream-runtime turnstream-runtime
 COPY turnstream-broker turnstream-broker
 COPY turnstream-test-support turnstream-test-support
 COPY turnstream-topology turnstream-topology
+COPY turnstream-topology-service turnstream-topology-service
 COPY turnstream-testkit turnstream-testkit
 COPY turnstream-tool-executor turnstream-tool-executor
 COPY turnstream-gateway turnstream-gateway
 COPY turnstream-connect turnstream-connect
 COPY turnstream-dist turnstream-dist
-# the distribution and the modules it is built from (their tests compile, for the test-jars, but do not run)
-RUN ./mvnw -B -q -DskipTests package -pl turnstream-dist -am
+# the distribution and the modules it is built from (their tests compile, for the test-jars, but do not run;
+# the services' own jars are not needed: this image runs every service from the distribution)
+RUN ./mvnw -B -q -DskipTests package -Dturnstream.service-jars.skip=true -pl turnstream-dist -am
 
 FROM eclipse-temurin:17-jre
 RUN useradd --system --uid 10001 --no-create-home turnstream \

@@ -7,25 +7,23 @@ import io.turnstream.model.Json;
 import io.turnstream.model.PayloadType;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UiPayloadType;
+import io.turnstream.runtime.GrouplessConsumer;
 import io.turnstream.runtime.StreamsService;
+import io.turnstream.runtime.TopicReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.LogDirDescription;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * Write amplification: one turn with one long message of each length, through the topology with
@@ -122,39 +120,26 @@ final class AmplificationRun {
     }
 
     private Map<TopicPartition, Long> endOffsets(List<TopicPartition> partitions) {
-        try (KafkaConsumer<byte[], byte[]> consumer = changelogConsumer()) {
-            return consumer.endOffsets(partitions);
+        try (GrouplessConsumer changelogs = changelogReader()) {
+            return changelogs.offsets(partitions, TopicReader.Start.END);
         }
     }
 
     /** Key and value bytes of the records appended to {@code partitions} since {@code before}. */
-    private long recordBytes(List<TopicPartition> partitions, Map<TopicPartition, Long> before) throws InterruptedException {
-        try (KafkaConsumer<byte[], byte[]> consumer = changelogConsumer()) {
-            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-            consumer.assign(partitions);
-            partitions.forEach(tp -> consumer.seek(tp, before.getOrDefault(tp, 0L)));
-            long bytes = 0;
-            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("could not read the changelogs to their end within 2 minutes");
-                }
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                    if (record.offset() < end.get(new TopicPartition(record.topic(), record.partition()))) {
-                        bytes += (record.key() == null ? 0 : record.key().length)
-                                + (record.value() == null ? 0 : record.value().length);
-                    }
-                }
-            }
-            return bytes;
+    private long recordBytes(List<TopicPartition> partitions, Map<TopicPartition, Long> before) {
+        Map<TopicPartition, Long> from = new HashMap<>();
+        partitions.forEach(partition -> from.put(partition, before.getOrDefault(partition, 0L)));
+        long[] bytes = {0};
+        try (GrouplessConsumer changelogs = changelogReader()) {
+            // the serialized sizes: a null key or value counts -1
+            changelogs.readToEnd(from, Duration.ofMinutes(2), record -> bytes[0] +=
+                    Math.max(0, record.serializedKeySize()) + Math.max(0, record.serializedValueSize()));
         }
+        return bytes[0];
     }
 
-    private KafkaConsumer<byte[], byte[]> changelogConsumer() {
-        Properties props = cluster.clientProperties();
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    private GrouplessConsumer changelogReader() {
+        return new GrouplessConsumer("bench-changelogs", cluster.clientProperties());
     }
 
     /** Bytes on disk of the application's changelog topics, from the broker's log directories. */

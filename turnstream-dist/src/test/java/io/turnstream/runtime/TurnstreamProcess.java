@@ -1,6 +1,5 @@
 package io.turnstream.runtime;
 
-import io.turnstream.cli.Main;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -19,12 +18,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 
 /**
- * A {@code turnstream} subcommand in its own JVM, with this test run's classpath: a real process
- * that can be killed with SIGKILL or stopped with SIGTERM. Its stdout and stderr are kept in
- * {@code target/it-logs/} for a failed test's post-mortem.
+ * A Turnstream command in its own JVM: a {@code turnstream} subcommand with the test run's classpath,
+ * or a service's runnable jar. A real process that can be killed with SIGKILL or stopped with SIGTERM.
+ * Its stdout and stderr are kept in {@code target/it-logs/} for a failed test's post-mortem.
  */
 public final class TurnstreamProcess implements AutoCloseable {
 
+    /** The {@code turnstream} CLI of turnstream-dist, on the classpath of the tests that start it. */
+    private static final String CLI_MAIN = "io.turnstream.cli.Main";
     private static final AtomicInteger COUNTER = new AtomicInteger();
     private static final Path LOG_DIR = Path.of("target", "it-logs");
 
@@ -39,18 +40,29 @@ public final class TurnstreamProcess implements AutoCloseable {
     }
 
     /**
+     * {@code turnstream <args>} with this test run's classpath.
+     *
      * @param name for the log files
      * @param env environment variables to set; TURNSTREAM_BOOTSTRAP_SERVERS is never inherited
      */
     public static TurnstreamProcess start(String name, Map<String, String> env, String... args) {
+        return launch(name, env, List.of("-cp", System.getProperty("surefire.test.class.path",
+                System.getProperty("java.class.path")), CLI_MAIN), args);
+    }
+
+    /** {@code java -jar <jar> <args>}: a runnable jar on its own, nothing of the test's classpath. */
+    public static TurnstreamProcess startJar(String name, Path jar, Map<String, String> env, String... args) {
+        return launch(name, env, List.of("-jar", jar.toString()), args);
+    }
+
+    private static TurnstreamProcess launch(String name, Map<String, String> env, List<String> what, String... args) {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 // a small, quick JVM: the suite shares two cores
                 "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                // log as the shipped jar does, not with the tests' log4j2-test.xml
-                "-Dlog4j2.configurationFile=log4j2.xml",
-                "-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
-                Main.class.getName()));
+                // log as the shipped jars do, not with the tests' log4j2-test.xml
+                "-Dlog4j2.configurationFile=log4j2.xml"));
+        command.addAll(what);
         command.addAll(List.of(args));
         try {
             Files.createDirectories(LOG_DIR);

@@ -106,7 +106,7 @@ final class AgentLoop implements Runnable {
                 calls -> abandon(calls, new UnansweredCall(ToolState.ABORTED, null,
                         "aborted: the model call failed and was made again")));
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
-                this::publish, active.cancel, usage::add, metrics);
+                this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.turnstream.model.OutputItem;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
+import java.time.Clock;
 import java.util.List;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -43,13 +44,14 @@ final class ContextManager {
     private final CancelSignal cancel;
     private final BiConsumer<String, Usage> usage;
     private final GatewayMetrics metrics;
+    private final Clock clock;
     /** The context the last step filled, or null when unknown (no step yet, no usage, or compacted since). */
     private Long lastUsed;
 
     /** @param usage receives what each summarisation call used, with the model that served it */
     ContextManager(AgentLoop.Turn turn, GatewayConfig config, ConversationCompactor compactor,
                    TurnStatusReporter status, Consumer<StreamPayload> publish, CancelSignal cancel,
-                   BiConsumer<String, Usage> usage, GatewayMetrics metrics) {
+                   BiConsumer<String, Usage> usage, GatewayMetrics metrics, Clock clock) {
         this.turn = turn;
         this.config = config.compaction();
         this.compactor = compactor;
@@ -58,6 +60,7 @@ final class ContextManager {
         this.cancel = cancel;
         this.usage = usage;
         this.metrics = metrics;
+        this.clock = clock;
     }
 
     /**
@@ -113,7 +116,7 @@ final class ContextManager {
             conversation.replace(result.conversation());
             lastUsed = null;
             // the time keeps the id unique when a gateway that takes the turn over compacts the same step again
-            publishSummary(turn.runId() + "-s" + step + "-compaction-" + System.currentTimeMillis(), result.summary());
+            publishSummary(turn.runId() + "-s" + step + "-compaction-" + clock.millis(), result.summary());
             LOG.info("step {}: {} entries of the conversation summarised; {} kept", step, result.summarised(),
                     result.conversation().size() - 1);
         } else if (!result.aborted()) {

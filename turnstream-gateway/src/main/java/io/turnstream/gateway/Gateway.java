@@ -21,7 +21,6 @@ import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
 import io.turnstream.schema.WireFormats;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -292,7 +291,7 @@ public final class Gateway implements AutoCloseable {
                         new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client,
                                 metrics, config).run();
                     }
-                } catch (IOException | RuntimeException e) {
+                } catch (RuntimeException e) {
                     LOG.error("cannot resume turn {}; leaving it to the partition's next owner", turn.turnId(), e);
                     active.handover.complete(null);
                     registry.release(turn.turnId());

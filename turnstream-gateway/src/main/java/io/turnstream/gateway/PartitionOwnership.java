@@ -182,7 +182,7 @@ final class PartitionOwnership implements AutoCloseable {
         Map<Long, Accepted> requests = new LinkedHashMap<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
         long next = from;
-        for (ConsumerRecord<String, byte[]> record : resumer.readToEnd(partition, from, key -> true)) {
+        for (ConsumerRecord<String, byte[]> record : resumer.readToEnd(partition, from)) {
             next = record.offset() + 1;
             TurnRequestRecord read = read(record);
             if (read == null) {

@@ -3,7 +3,6 @@ package io.turnstream.runtime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -14,30 +13,24 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RetriableException;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one way Turnstream reads topics without a consumer group: every partition of some topics is
- * assigned on one daemon thread (each instance sees everything), {@code read_committed}, and each
- * record is handed to a handler. It starts at the end (only what is written from now on), at the
+ * The one way Turnstream follows topics without a consumer group: a {@link GrouplessConsumer} reads
+ * every partition of some topics on one daemon thread (each instance sees everything) and hands each
+ * record to a handler. It starts at the end (only what is written from now on), at the
  * beginning (a whole compacted topic) or at a moment in the past, and picks up partitions added later
  * from their beginning. The records of each poll are handed over in time order across partitions.
  *
- * <p>Failure policy, the same for every reader:
+ * <p>Failure policy, {@link GrouplessConsumer}'s for a reader that never ends:
  * <ul>
  *   <li>The topics must exist: a topic created a moment ago is waited for (up to {@link Builder#topicWait});
  *       one still missing then makes the constructor throw, so the owner fails to start with a clear message.</li>
@@ -66,6 +59,10 @@ public final class TopicReader implements AutoCloseable {
         public static Start since(Instant moment) {
             return new Start(Objects.requireNonNull(moment));
         }
+
+        Instant since() {
+            return since;
+        }
     }
 
     /** Receives each record on the reader's thread. */
@@ -80,14 +77,12 @@ public final class TopicReader implements AutoCloseable {
 
     /** The longest pause between attempts while the cluster cannot be reached. */
     public static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
-    private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
-    private static final Duration POLL = Duration.ofMillis(500);
     private static final Duration PARTITION_REFRESH = Duration.ofSeconds(30);
     private static final Logger LOG = LoggerFactory.getLogger(TopicReader.class);
 
     private final String name;
     private final List<String> topics;
-    private final Duration topicWait;
+    private final GrouplessConsumer reads;
     private final KafkaConsumer<String, byte[]> consumer;
     private final Handler handler;
     private final Consumer<Throwable> onFailure;
@@ -155,30 +150,19 @@ public final class TopicReader implements AutoCloseable {
     }
 
     private TopicReader(Builder options, Handler handler) {
-        Properties props = new Properties();
-        props.putAll(options.kafkaProperties);
-        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, options.name);
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         this.name = options.name;
         this.topics = options.topics;
-        this.topicWait = options.topicWait;
         this.handler = handler;
         this.onFailure = options.onFailure;
-        this.consumer = new KafkaConsumer<>(props);
+        this.reads = new GrouplessConsumer(options.name, options.kafkaProperties);
+        this.consumer = reads.consumer();
         try {
-            Set<TopicPartition> partitions = awaitPartitions();
+            Set<TopicPartition> partitions = reads.partitionsOf(topics, options.topicWait);
             consumer.assign(partitions);
-            seek(partitions, options.start);
-            // resolve the positions now, so that "the end" means the end when this reader was made
-            partitions.forEach(consumer::position);
+            reads.offsets(partitions, options.start).forEach(consumer::seek);
             this.endAtStart = consumer.endOffsets(partitions);
         } catch (RuntimeException e) {
-            consumer.close();
+            reads.close();
             throw e;
         }
         this.connections = consumer.metrics().values().stream()
@@ -214,71 +198,16 @@ public final class TopicReader implements AutoCloseable {
         return failure;
     }
 
-    private void seek(Set<TopicPartition> partitions, Start start) {
-        if (start == Start.BEGINNING) {
-            consumer.seekToBeginning(partitions);
-        } else if (start == Start.END) {
-            consumer.seekToEnd(partitions);
-        } else {
-            Map<TopicPartition, Long> at = new HashMap<>();
-            partitions.forEach(partition -> at.put(partition, start.since.toEpochMilli()));
-            Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(at);
-            for (TopicPartition partition : partitions) {
-                OffsetAndTimestamp offset = offsets.get(partition);
-                if (offset == null) {
-                    consumer.seekToEnd(List.of(partition));
-                } else {
-                    consumer.seek(partition, offset.offset());
-                }
-            }
-        }
-    }
-
-    /** The partitions of every topic, waiting up to the topic wait for topics not yet in the metadata. */
-    private Set<TopicPartition> awaitPartitions() {
-        long deadline = System.nanoTime() + topicWait.toNanos();
-        Set<TopicPartition> partitions = new HashSet<>();
-        for (String topic : topics) {
-            Duration backoff = FIRST_BACKOFF;
-            List<PartitionInfo> infos = List.of();
-            while (infos.isEmpty()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new IllegalStateException("topic " + topic + " does not exist; create the topics first "
-                            + "(turnstream topics --bootstrap-servers ...)");
-                }
-                infos = partitionsOf(topic, Duration.ofNanos(left));
-                if (infos.isEmpty()) {
-                    pause(backoff);
-                    backoff = longer(backoff);
-                }
-            }
-            infos.forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
-        }
-        return partitions;
-    }
-
-    /** A topic's partitions, none when it is not (yet) in the metadata. */
-    private List<PartitionInfo> partitionsOf(String topic, Duration timeout) {
-        try {
-            List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
-            return infos == null ? List.of() : infos;
-        } catch (TimeoutException missingOrUnreachable) {
-            return List.of();
-        }
-    }
-
     private void run() {
         long nextRefresh = System.nanoTime() + PARTITION_REFRESH.toNanos();
-        Duration backoff = FIRST_BACKOFF;
+        Duration backoff = GrouplessConsumer.FIRST_BACKOFF;
         RetriableException retrying = null;
         try {
             while (closing.getCount() > 0) {
                 try {
-                    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
-                    handleInTimeOrder(records, System.nanoTime());
-                    if (!caughtUp.isDone() && endAtStart.entrySet().stream()
-                            .allMatch(end -> consumer.position(end.getKey()) >= end.getValue())) {
+                    ConsumerRecords<String, byte[]> records = consumer.poll(GrouplessConsumer.POLL);
+                    reads.handleInTimeOrder(records, System.nanoTime(), handler);
+                    if (!caughtUp.isDone() && reads.reached(endAtStart)) {
                         caughtUp.complete(null);
                     }
                     if (System.nanoTime() > nextRefresh) {
@@ -288,7 +217,7 @@ public final class TopicReader implements AutoCloseable {
                     if (retrying != null) {
                         LOG.info("{} reads {} again", name, topics);
                         retrying = null;
-                        backoff = FIRST_BACKOFF;
+                        backoff = GrouplessConsumer.FIRST_BACKOFF;
                     }
                 } catch (RetriableException e) {
                     if (retrying == null) {
@@ -304,7 +233,7 @@ public final class TopicReader implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             fail(e);
         } finally {
-            consumer.close(Duration.ofSeconds(5));
+            reads.close();
         }
     }
 
@@ -319,44 +248,11 @@ public final class TopicReader implements AutoCloseable {
         }
     }
 
-    /**
-     * Hands over a poll's records oldest first across partitions, each partition in its own order, so
-     * records of several topics written together (an upsert and the append beside it) arrive as written
-     * rather than one partition's batch after another's.
-     */
-    private void handleInTimeOrder(ConsumerRecords<String, byte[]> records, long polledAtNanos) {
-        List<List<ConsumerRecord<String, byte[]>>> partitions = records.partitions().stream().map(records::records)
-                .toList();
-        int[] next = new int[partitions.size()];
-        while (true) {
-            int oldest = -1;
-            for (int i = 0; i < partitions.size(); i++) {
-                if (next[i] < partitions.get(i).size() && (oldest < 0 || partitions.get(i).get(next[i]).timestamp()
-                        < partitions.get(oldest).get(next[oldest]).timestamp())) {
-                    oldest = i;
-                }
-            }
-            if (oldest < 0) {
-                return;
-            }
-            handle(partitions.get(oldest).get(next[oldest]++), polledAtNanos);
-        }
-    }
-
-    private void handle(ConsumerRecord<String, byte[]> record, long polledAtNanos) {
-        try {
-            handler.handle(record, polledAtNanos);
-        } catch (Exception e) {
-            LOG.warn("{} skipped an unreadable record at {}-{}@{}: {}", name, record.topic(), record.partition(),
-                    record.offset(), e.getMessage());
-        }
-    }
-
     /** Partitions added to the topics are read from their beginning; a topic missing now keeps what is assigned. */
     private void addNewPartitions() {
         Set<TopicPartition> all = new HashSet<>(consumer.assignment());
         for (String topic : topics) {
-            partitionsOf(topic, POLL).forEach(info -> all.add(new TopicPartition(topic, info.partition())));
+            reads.partitionsNow(topic, GrouplessConsumer.POLL).forEach(info -> all.add(new TopicPartition(topic, info.partition())));
         }
         List<TopicPartition> added = new ArrayList<>(all);
         added.removeAll(consumer.assignment());
@@ -377,7 +273,7 @@ public final class TopicReader implements AutoCloseable {
         }
     }
 
-    private static Duration longer(Duration backoff) {
+    static Duration longer(Duration backoff) {
         Duration doubled = backoff.multipliedBy(2);
         return doubled.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : doubled;
     }
@@ -385,7 +281,7 @@ public final class TopicReader implements AutoCloseable {
     @Override
     public void close() {
         closing.countDown();
-        consumer.wakeup();
+        reads.wakeup();
         try {
             thread.join(10_000);
         } catch (InterruptedException e) {

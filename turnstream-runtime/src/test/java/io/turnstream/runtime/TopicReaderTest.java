@@ -1,10 +1,10 @@
 package io.turnstream.runtime;
 
+import static io.turnstream.runtime.TopicsOnBroker.valueOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -14,73 +14,46 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The one reader without a consumer group, on a real broker: where it starts, and its failure policy. */
 class TopicReaderTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    private static EmbeddedKafkaBroker broker;
-    private static Admin admin;
-    private static KafkaProducer<String, String> producer;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
-        producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class));
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        producer.close();
-        admin.close();
-        broker.close();
-    }
+    @RegisterExtension
+    static final TopicsOnBroker kafka = TopicsOnBroker.start();
 
     @Test
     void fromTheBeginningReadsWhatIsThereAndWhatComesAfter() throws Exception {
-        String topic = newTopic(2);
-        write(topic, 0, "first");
-        write(topic, 1, "second");
+        String topic = kafka.newTopic(2);
+        kafka.write(topic, 0, "first");
+        kafka.write(topic, 1, "second");
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (TopicReader reader = read(topic, TopicReader.Start.BEGINNING, read)) {
             reader.caughtUp().get();
             assertThat(read).containsExactlyInAnyOrder("first", "second");
 
-            write(topic, 0, "third");
+            kafka.write(topic, 0, "third");
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(read).containsExactlyInAnyOrder("first", "second", "third"));
         }
     }
 
     @Test
     void fromTheEndReadsOnlyWhatIsWrittenAfterwards() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "before");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "before");
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (TopicReader reader = read(topic, TopicReader.Start.END, read)) {
             reader.caughtUp().get();
-            write(topic, 0, "after");
+            kafka.write(topic, 0, "after");
 
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(read).containsExactly("after"));
         }
@@ -88,10 +61,10 @@ class TopicReaderTest {
 
     @Test
     void sinceAMomentSkipsWhatWasWrittenBeforeIt() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, Instant.ofEpochMilli(1_000), "too old");
-        write(topic, 0, Instant.ofEpochMilli(2_000), "at the moment");
-        write(topic, 0, Instant.ofEpochMilli(3_000), "later");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, Instant.ofEpochMilli(1_000), "too old");
+        kafka.write(topic, 0, Instant.ofEpochMilli(2_000), "at the moment");
+        kafka.write(topic, 0, Instant.ofEpochMilli(3_000), "later");
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (TopicReader reader = read(topic, TopicReader.Start.since(Instant.ofEpochMilli(2_000)), read)) {
@@ -103,12 +76,12 @@ class TopicReaderTest {
 
     @Test
     void aRecordTheHandlerCannotTakeIsSkippedAndReadingGoesOn() throws Exception {
-        String topic = newTopic(1);
-        write(topic, 0, "unreadable");
-        write(topic, 0, "fine");
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "unreadable");
+        kafka.write(topic, 0, "fine");
         List<String> read = new CopyOnWriteArrayList<>();
 
-        try (TopicReader reader = TopicReader.reading("test-reader", clientProperties(), List.of(topic))
+        try (TopicReader reader = TopicReader.reading("test-reader", kafka.clientProperties(), List.of(topic))
                 .from(TopicReader.Start.BEGINNING)
                 .start((record, polledAt) -> {
                     String value = valueOf(record);
@@ -128,7 +101,7 @@ class TopicReaderTest {
     void aMissingTopicFailsTheStartWithItsName() {
         String missing = "never-created-" + UUID.randomUUID();
 
-        assertThatThrownBy(() -> TopicReader.reading("test-reader", clientProperties(), List.of(missing))
+        assertThatThrownBy(() -> TopicReader.reading("test-reader", kafka.clientProperties(), List.of(missing))
                 .topicWait(Duration.ofMillis(500)).start((record, polledAt) -> { }))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("topic " + missing + " does not exist");
@@ -136,11 +109,11 @@ class TopicReaderTest {
 
     @Test
     void aFatalClientErrorStopsTheReaderAndTellsItsOwner() throws Exception {
-        String topic = newTopic(1);
+        String topic = kafka.newTopic(1);
         for (int i = 0; i < 5; i++) {
-            write(topic, 0, "early " + i);
+            kafka.write(topic, 0, "early " + i);
         }
-        Properties props = clientProperties();
+        Properties props = kafka.clientProperties();
         // no silent jump when the position is gone: the reader sees the client's error
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "1");
@@ -160,9 +133,9 @@ class TopicReaderTest {
             firstRecordHeld.await();
             // while the reader holds its first batch, what it would fetch next is deleted
             for (int i = 0; i < 5; i++) {
-                write(topic, 0, "late " + i);
+                kafka.write(topic, 0, "late " + i);
             }
-            admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(10))).all().get();
+            kafka.admin().deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(10))).all().get();
             release.countDown();
 
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(toldOwner.get()).isInstanceOf(OffsetOutOfRangeException.class));
@@ -173,16 +146,16 @@ class TopicReaderTest {
 
     @Test
     void aBrokerOutageIsWaitedOutAndReadingResumes() throws Exception {
-        String topic = newTopic(1);
+        String topic = kafka.newTopic(1);
         List<String> read = new CopyOnWriteArrayList<>();
 
         try (TopicReader reader = read(topic, TopicReader.Start.END, read)) {
             reader.caughtUp().get();
-            broker.stop();
+            kafka.broker().stop();
             await().atMost(PATIENCE).until(() -> !reader.healthy());
 
-            broker.start();
-            write(topic, 0, "after the outage");
+            kafka.broker().start();
+            kafka.write(topic, 0, "after the outage");
 
             await().atMost(PATIENCE).untilAsserted(() -> assertThat(read).containsExactly("after the outage"));
             await().atMost(PATIENCE).until(reader::healthy);
@@ -191,30 +164,6 @@ class TopicReaderTest {
     }
 
     private static TopicReader read(String topic, TopicReader.Start start, List<String> into) {
-        return new TopicReader("test-reader", clientProperties(), List.of(topic), start, record -> into.add(valueOf(record)));
-    }
-
-    private static String newTopic(int partitions) throws Exception {
-        String topic = "reader-" + UUID.randomUUID();
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
-        return topic;
-    }
-
-    private static void write(String topic, int partition, String value) throws Exception {
-        producer.send(new ProducerRecord<>(topic, partition, "key", value)).get();
-    }
-
-    private static void write(String topic, int partition, Instant at, String value) throws Exception {
-        producer.send(new ProducerRecord<>(topic, partition, at.toEpochMilli(), "key", value)).get();
-    }
-
-    private static Properties clientProperties() {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        return props;
-    }
-
-    private static String valueOf(ConsumerRecord<String, byte[]> record) {
-        return new String(record.value(), StandardCharsets.UTF_8);
+        return new TopicReader("test-reader", kafka.clientProperties(), List.of(topic), start, record -> into.add(valueOf(record)));
     }
 }

@@ -2,16 +2,15 @@ package io.turnstream.tools;
 
 import io.turnstream.model.Json;
 import io.turnstream.model.ToolCall;
+import io.turnstream.runtime.GrouplessConsumer;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -58,30 +57,21 @@ final class CallLedger {
      * Reads the ledger partitions of newly assigned tool-calls partitions to their end, keeping marks of
      * calls at or after the committed offset (earlier calls are never redelivered).
      */
-    void restore(Consumer<String, byte[]> reader, Map<TopicPartition, Long> committed) {
-        Map<TopicPartition, TopicPartition> sourceByLedger = new HashMap<>();
+    void restore(GrouplessConsumer reader, Map<TopicPartition, Long> committed) {
+        Map<TopicPartition, Long> ledgerFromTheBeginning = new HashMap<>();
+        Map<Integer, TopicPartition> sourceByNumber = new HashMap<>();
         for (TopicPartition source : committed.keySet()) {
-            sourceByLedger.put(new TopicPartition(topic, source.partition()), source);
+            ledgerFromTheBeginning.put(new TopicPartition(topic, source.partition()), 0L);
+            sourceByNumber.put(source.partition(), source);
             partitions.put(source, new PartitionLedger());
         }
-        List<TopicPartition> ledgerPartitions = List.copyOf(sourceByLedger.keySet());
-        reader.assign(ledgerPartitions);
-        reader.seekToBeginning(ledgerPartitions);
-        Map<TopicPartition, Long> end = reader.endOffsets(ledgerPartitions);
-        long deadline = System.nanoTime() + RESTORE_TIMEOUT.toNanos();
-        while (ledgerPartitions.stream().anyMatch(p -> reader.position(p) < end.get(p))) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("could not read the ledger " + topic + " to its end within " + RESTORE_TIMEOUT);
+        reader.readToEnd(ledgerFromTheBeginning, RESTORE_TIMEOUT, record -> {
+            TopicPartition source = sourceByNumber.get(record.partition());
+            Entry entry = parse(record);
+            if (entry.offset() >= committed.get(source)) {
+                partitions.get(source).durable.put(entry.callId(), new Durable(Mark.valueOf(entry.state()), entry.offset()));
             }
-            for (ConsumerRecord<String, byte[]> record : reader.poll(Duration.ofMillis(200))) {
-                TopicPartition source = sourceByLedger.get(new TopicPartition(record.topic(), record.partition()));
-                Entry entry = parse(record);
-                if (entry != null && entry.offset() >= committed.getOrDefault(source, 0L)) {
-                    partitions.get(source).durable.put(entry.callId(), new Durable(Mark.valueOf(entry.state()), entry.offset()));
-                }
-            }
-        }
-        reader.unsubscribe();
+        });
         LOG.info("restored the marks of {} calls for {}", committed.keySet().stream()
                 .mapToInt(source -> partitions.get(source).durable.size()).sum(), committed.keySet());
     }
@@ -137,14 +127,13 @@ final class CallLedger {
         return partitions.computeIfAbsent(position.partition(), p -> new PartitionLedger());
     }
 
-    private Entry parse(ConsumerRecord<String, byte[]> record) {
-        try {
-            Entry entry = Json.fromBytes(record.value(), Entry.class);
-            Mark.valueOf(entry.state());
-            return entry.callId() == null ? null : entry;
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("skipping unreadable ledger record at {}-{}@{}: {}", record.topic(), record.partition(), record.offset(), e.getMessage());
-            return null;
+    /** An unreadable entry throws: the reader skips it with a warning. */
+    private static Entry parse(ConsumerRecord<String, byte[]> record) throws IOException {
+        Entry entry = Json.fromBytes(record.value(), Entry.class);
+        if (entry.callId() == null || entry.state() == null) {
+            throw new IOException("a ledger entry needs a call id and a state");
         }
+        Mark.valueOf(entry.state());
+        return entry;
     }
 }

@@ -1,9 +1,9 @@
 package io.turnstream.tools;
 
+import io.turnstream.runtime.GrouplessConsumer;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -19,12 +19,12 @@ final class CallPartitionsRebalance implements ConsumerRebalanceListener {
     private final CallLedger ledger;
     private final OffsetTracker offsets;
     private final CommittedPositions committed;
-    private final Consumer<String, byte[]> ledgerReader;
+    private final GrouplessConsumer ledgerReader;
     private final Runnable flush;
 
     /** @param flush publishes what is ready now, in the executor's loop */
     CallPartitionsRebalance(ToolScheduler scheduler, ResultOutbox outbox, CallLedger ledger, OffsetTracker offsets,
-                            CommittedPositions committed, Consumer<String, byte[]> ledgerReader, Runnable flush) {
+                            CommittedPositions committed, GrouplessConsumer ledgerReader, Runnable flush) {
         this.scheduler = scheduler;
         this.outbox = outbox;
         this.ledger = ledger;

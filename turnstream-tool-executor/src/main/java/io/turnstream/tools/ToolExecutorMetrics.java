@@ -9,8 +9,8 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.metrics.JmxReporter;
 import org.apache.kafka.common.metrics.KafkaMetricsContext;
 import org.apache.kafka.common.metrics.MetricConfig;
-import org.apache.kafka.common.metrics.MetricsReporter;
 import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.MetricsReporter;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.Avg;
 import org.apache.kafka.common.metrics.stats.CumulativeCount;
@@ -33,11 +33,13 @@ public final class ToolExecutorMetrics implements AutoCloseable {
     /** Unknown tool names are counted under one tag, so a model that invents names cannot grow the metric set. */
     static final String UNKNOWN_TOOL = "(unknown)";
 
+    /** The sensors' windows run on this time, so their samples are stamped with it. */
+    private final Time time = Time.SYSTEM;
     private final Metrics metrics;
     private final Map<String, String> instanceTags;
 
     public ToolExecutorMetrics(String instanceId, MetricsReporter prometheus) {
-        this.metrics = new Metrics(new MetricConfig(), List.of(new JmxReporter(), prometheus), Time.SYSTEM,
+        this.metrics = new Metrics(new MetricConfig(), List.of(new JmxReporter(), prometheus), time,
                 new KafkaMetricsContext("turnstream.tools"));
         this.instanceTags = Map.of("instance-id", instanceId);
     }
@@ -54,7 +56,7 @@ public final class ToolExecutorMetrics implements AutoCloseable {
     void record(ToolResult result) {
         boolean unknown = result.error() != null && ToolErrors.TOOL_NOT_FOUND.equals(result.error().code());
         String tool = unknown ? UNKNOWN_TOOL : result.toolName();
-        long now = System.currentTimeMillis();
+        long now = time.milliseconds();
         long durationMs = result.completedAt() - result.startedAt();
         sensor("calls", tool).record(1, now);
         if (!result.success()) {

@@ -5,6 +5,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.GrouplessConsumer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.schema.WireFormats;
@@ -73,7 +74,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private ResultTransactions transactions;
     private KafkaConsumer<String, byte[]> consumer;
     private CommittedPositions committed;
-    private KafkaConsumer<String, byte[]> ledgerReader;
+    private GrouplessConsumer ledgerReader;
     private CancelListener cancels;
     private Thread loop;
     private volatile boolean closing;
@@ -140,7 +141,7 @@ public final class ToolExecutorService implements AutoCloseable {
             consumer = new KafkaConsumer<>(clients.callsConsumer(), new StringDeserializer(), new ByteArrayDeserializer());
             serviceMetrics.bind(consumer);
             committed = new CommittedPositions(consumer, () -> closing);
-            ledgerReader = new KafkaConsumer<>(clients.plainConsumer("ledger"), new StringDeserializer(), new ByteArrayDeserializer());
+            ledgerReader = new GrouplessConsumer("turnstream-tool-executor-ledger", clients.plainConsumer("ledger"));
             cancels = new CancelListener(clients.plainConsumer("cancels"), topics.control(), wire,
                     clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");

@@ -19,9 +19,14 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code turnstream tool-executor}: runs tool calls from {@code llm.tool-calls} until stopped (Ctrl-C or SIGTERM). */
-@Command(name = "tool-executor", mixinStandardHelpOptions = true,
+@Command(name = "tool-executor", mixinStandardHelpOptions = true, versionProvider = TurnstreamVersion.class,
         description = "Run the tool calls on llm.tool-calls inside a workspace directory and publish one result per call to llm.tool-results.")
 public final class ToolExecutorCommand implements Callable<Integer> {
+
+    /** The service's own jar, {@code turnstream-tool-executor.jar}: this command alone, with the flags of {@code turnstream tool-executor}. */
+    public static void main(String[] args) {
+        Launcher.main(new ToolExecutorCommand(), "turnstream-tool-executor", args);
+    }
 
     @Mixin
     private KafkaOptions kafka;

@@ -17,12 +17,17 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code turnstream topology}: runs the upsert topology until stopped. */
-@Command(name = "topology", mixinStandardHelpOptions = true,
+@Command(name = "topology", mixinStandardHelpOptions = true, versionProvider = TurnstreamVersion.class,
         description = {"Runs the upsert topology (Kafka Streams, exactly-once).",
             "Reads llm.raw-events; writes llm.upserts, llm.item-state, llm.tool-calls and",
             "llm.raw-events.dlq. Any Kafka Streams, consumer or producer property in --config",
             "is passed through. Runs until SIGTERM or Ctrl-C, then commits and closes."})
 public final class TopologyCommand implements Callable<Integer> {
+
+    /** The service's own jar, {@code turnstream-topology.jar}: this command alone, with the flags of {@code turnstream topology}. */
+    public static void main(String[] args) {
+        Launcher.main(new TopologyCommand(), "turnstream-topology", args);
+    }
 
     @Mixin
     private KafkaOptions kafka;

@@ -10,9 +10,9 @@ import picocli.CommandLine.ParseResult;
  * stderr and a distinct exit code. A {@link CliFailure} is expected and needs no stack trace; any
  * other exception is unforeseen, and its stack trace is printed when {@code TURNSTREAM_DEBUG} is set.
  */
-final class ErrorReporter implements IExecutionExceptionHandler {
+public final class ErrorReporter implements IExecutionExceptionHandler {
 
-    static final String DEBUG_ENV = "TURNSTREAM_DEBUG";
+    public static final String DEBUG_ENV = "TURNSTREAM_DEBUG";
 
     @Override
     public int handleExecutionException(Exception failure, CommandLine command, ParseResult parseResult) {

@@ -16,7 +16,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code turnstream gateway}: the LLM gateway's HTTP API and agent loops, until stopped. */
-@Command(name = "gateway", mixinStandardHelpOptions = true,
+@Command(name = "gateway", mixinStandardHelpOptions = true, versionProvider = TurnstreamVersion.class,
         description = {"Runs the LLM gateway: POST /v1/turns puts a turn on llm.turn-requests; the gateways of one "
                 + "group share the turns and take over those of a gateway that stops or dies.",
                 "Provider keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY (base URLs from ANTHROPIC_BASE_URL / "
@@ -24,6 +24,11 @@ import picocli.CommandLine.Option;
                 "API keys (tenant:key entries) come from --api-keys-file or " + ApiKeys.ENV
                         + "; with keys, every route but /health needs Authorization: Bearer <key>."})
 public final class GatewayCommand implements Callable<Integer> {
+
+    /** The service's own jar, {@code turnstream-gateway.jar}: this command alone, with the flags of {@code turnstream gateway}. */
+    public static void main(String[] args) {
+        Launcher.main(new GatewayCommand(), "turnstream-gateway", args);
+    }
 
     @Mixin
     private KafkaOptions kafka;
