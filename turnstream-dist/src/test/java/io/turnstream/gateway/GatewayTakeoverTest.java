@@ -19,6 +19,7 @@ import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.TurnActivity;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
@@ -240,13 +241,13 @@ class GatewayTakeoverTest {
     void ownerKilledWhileACallAwaitsApprovalTheOtherGatewayShowsItAwaitingAndTheDecisionRunsIt() throws Exception {
         Started turn = startTurn(gateways.get(0), "approve the note, then the gateway dies");
         Gateway owner = awaitOwner(turn);
-        awaitEvents(turn, events -> toolStatuses(events, "awaiting_approval") == 1);
+        awaitEvents(turn, events -> toolStatuses(events, ToolState.AWAITING_APPROVAL) == 1);
 
         owner.process().kill();
 
         await().atMost(TAKEOVER_BOUND).until(() -> other(owner).process().stderr()
                 .contains("turn resumed at step 2: run " + turn.runId()));
-        awaitEvents(turn, events -> toolStatuses(events, "awaiting_approval") == 2);
+        awaitEvents(turn, events -> toolStatuses(events, ToolState.AWAITING_APPROVAL) == 2);
         String callId = events(turn).stream().filter(p -> p instanceof StreamPayload.ToolStatus)
                 .map(p -> ((StreamPayload.ToolStatus) p).callId()).findFirst().orElseThrow();
         assertThat(toolRunsOf(turn)).as("not run before the decision").isEmpty();
@@ -367,8 +368,8 @@ class GatewayTakeoverTest {
                         || p instanceof StreamPayload.ResponseError));
     }
 
-    private static long toolStatuses(List<StreamPayload> events, String status) {
-        return events.stream().filter(p -> p instanceof StreamPayload.ToolStatus tool && status.equals(tool.status()))
+    private static long toolStatuses(List<StreamPayload> events, ToolState status) {
+        return events.stream().filter(p -> p instanceof StreamPayload.ToolStatus tool && tool.status() == status)
                 .count();
     }
 
