@@ -225,12 +225,12 @@ class ItemStatePostgresSinkTest {
             row.put("event_id", envelope.eventId());
             row.put("seq", envelope.seq());
             row.put("updated_at", envelope.timestamp());
-            row.put("event_type", envelope.payload().type());
+            row.put("event_type", envelope.payload().type().wire());
             boolean item = envelope.payload() instanceof UIUpsert;
             UIUpsert upsert = item ? (UIUpsert) envelope.payload() : null;
             row.put("item_id", item ? upsert.itemId() : "turn");
-            row.put("item_type", item ? upsert.itemType() : null);
-            row.put("change_type", item ? upsert.changeType() : null);
+            row.put("item_type", item ? upsert.itemType().wire() : null);
+            row.put("change_type", item ? upsert.changeType().wire() : null);
             row.put("version", item ? upsert.version() : null);
             row.put("content", item ? upsert.content() : null);
             rows.add(row);
