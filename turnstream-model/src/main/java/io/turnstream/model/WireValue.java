@@ -1,7 +1,6 @@
 package io.turnstream.model;
 
 import com.fasterxml.jackson.annotation.JsonValue;
-import java.util.Locale;
 
 /**
  * A word of the contract's vocabularies, implemented by enums: its wire form (JSON, Avro, headers,
@@ -11,11 +10,9 @@ import java.util.Locale;
  */
 public interface WireValue {
 
-    String name();
-
     @JsonValue
     default String wire() {
-        return name().toLowerCase(Locale.ROOT);
+        return WireWords.of((Enum<?>) this);
     }
 
     /** The wire form of {@code value}, or null for none: for columns and maps that take text. */
