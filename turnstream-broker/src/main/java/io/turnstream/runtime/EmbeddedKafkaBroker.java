@@ -2,11 +2,10 @@ package io.turnstream.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
@@ -43,8 +42,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * @param overrides broker properties that win over the defaults
      */
     public EmbeddedKafkaBroker(int port, Path dataDir, Map<String, String> overrides) {
-        this.port = port == 0 ? freePort() : port;
-        this.controllerPort = freePort();
+        // Chosen together: two separate picks may return the same port, and the broker refuses that.
+        List<Integer> free = FreePorts.take(2);
+        this.port = port == 0 ? free.get(0) : port;
+        this.controllerPort = free.get(0) == this.port ? free.get(1) : free.get(0);
         this.dataDir = dataDir;
         this.overrides = Map.copyOf(overrides);
     }
@@ -133,7 +134,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                     .setClusterId(Uuid.randomUuid().toString())
                     .setControllerListenerName("CONTROLLER")
                     .setMetadataLogDirectory(config.metadataLogDir())
-                    .setDirectories(java.util.List.of(dataDir.resolve("logs").toString()))
+                    .setDirectories(List.of(dataDir.resolve("logs").toString()))
                     .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
                     .run();
         } catch (Exception e) {
@@ -160,16 +161,6 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                     throw new IllegalStateException("interrupted while waiting for the broker", e);
                 }
             }
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(true);
-            socket.bind(new InetSocketAddress(HOST, 0));
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port on " + HOST, e);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
+import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.TurnstreamProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -67,7 +68,7 @@ class CliTest {
 
     @Test
     void anUnreachableBrokerIsOneErrorLineWithoutStackTrace(@TempDir Path dir) throws IOException {
-        String nobody = "127.0.0.1:" + TurnstreamProcess.freePort();
+        String nobody = "127.0.0.1:" + FreePorts.take();
         Path config = Files.writeString(dir.resolve("quick.properties"), "turnstream.connect.timeout.ms=1000\n");
         try (TurnstreamProcess topology = TurnstreamProcess.start("unreachable", Map.of(),
                 "topology", "--bootstrap-servers", nobody, "--config", config.toString(), "--health-port", "-1")) {

@@ -1,9 +1,7 @@
 package io.turnstream.connect;
 
+import io.turnstream.runtime.FreePorts;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -40,7 +38,7 @@ final class PostgresServer implements AutoCloseable {
     static PostgresServer start() throws IOException, InterruptedException, SQLException {
         Path bin = binaries();
         Path dir = Files.createTempDirectory("turnstream-postgres");
-        PostgresServer server = new PostgresServer(dir, bin, freePort());
+        PostgresServer server = new PostgresServer(dir, bin, FreePorts.take());
         if (isRoot()) {
             run(List.of("chown", "-R", USER, dir.toString()));
         }
@@ -112,13 +110,5 @@ final class PostgresServer implements AutoCloseable {
 
     private static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.CommittedReader;
+import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.TestCluster;
 import io.turnstream.runtime.TurnstreamProcess;
 import java.net.URI;
@@ -49,10 +50,11 @@ class ServiceJarsIT {
         Files.writeString(workspace.resolve("notes.md"), "# Notes\nThe launch is on Tuesday.\n");
         Path topologyConfig = Files.writeString(dir.resolve("topology.properties"),
                 "turnstream.application.id=service-jars-it\nturnstream.state.dir=" + dir.resolve("state") + "\n");
-        int topologyHealth = TurnstreamProcess.freePort();
-        int executorHealth = TurnstreamProcess.freePort();
-        int gatewayPort = TurnstreamProcess.freePort();
-        int gatewayManagement = TurnstreamProcess.freePort();
+        List<Integer> ports = FreePorts.take(4);
+        int topologyHealth = ports.get(0);
+        int executorHealth = ports.get(1);
+        int gatewayPort = ports.get(2);
+        int gatewayManagement = ports.get(3);
 
         try (TestCluster cluster = TestCluster.start(dir.resolve("kafka"), 1, Map.of());
              TurnstreamProcess topology = TOPOLOGY.start(Map.of(), "--bootstrap-servers", cluster.bootstrapServers(),

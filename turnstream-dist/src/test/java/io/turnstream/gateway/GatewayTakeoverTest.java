@@ -24,6 +24,7 @@ import io.turnstream.model.TurnActivity;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.CommittedReader;
+import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TestCluster;
@@ -323,8 +324,9 @@ class GatewayTakeoverTest {
     }
 
     private static Gateway startGateway(String name) {
-        int port = TurnstreamProcess.freePort();
-        int managementPort = TurnstreamProcess.freePort();
+        List<Integer> ports = FreePorts.take(2);
+        int port = ports.get(0);
+        int managementPort = ports.get(1);
         TurnstreamProcess process = TurnstreamProcess.start(name,
                 Map.of("ANTHROPIC_BASE_URL", provider.baseUrl(), "ANTHROPIC_API_KEY", "test-key"),
                 "gateway", "--bootstrap-servers", cluster.bootstrapServers(), "--port", String.valueOf(port),

@@ -93,7 +93,7 @@ class CrashRecoveryTest {
     }
 
     private static TurnstreamProcess startTopology(String name, Path stateDir) {
-        int healthPort = TurnstreamProcess.freePort();
+        int healthPort = FreePorts.take();
         TurnstreamProcess process = TurnstreamProcess.start(name, Map.of(), "topology",
                 "--bootstrap-servers", cluster.bootstrapServers(), "--config", config.toString(),
                 "--application-id", "crash-test", "--state-dir", stateDir.toString(),

@@ -2,7 +2,6 @@ package io.turnstream.runtime;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,15 +104,6 @@ public final class TurnstreamProcess implements AutoCloseable {
                     }
                     return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
                 });
-    }
-
-    /** A port nobody listens on right now, for a child's health endpoint. */
-    public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** SIGKILL: no shutdown hook, no commit, no goodbye to the group. */
