@@ -29,6 +29,9 @@ record RunnableJar(String name, Path path) {
             "org/knowm/xchart/", "io/turnstream/runtime/EmbeddedKafkaBroker", "io/turnstream/cli/Main",
             "io/turnstream/demo/", "io/turnstream/bench/", "io/turnstream/connect/");
 
+    /** Paths of Kafka Streams and RocksDB (its classes and native libraries), which only the topology service runs. */
+    private static final List<String> STREAMS = List.of("org/apache/kafka/streams/", "org/rocksdb/", "librocksdbjni");
+
     static RunnableJar of(String module, String name) {
         Path jar = Path.of("..", module, "target", name + ".jar");
         assertThat(jar).as("%s, built by the package phase of %s", jar, module).isRegularFile();
@@ -40,6 +43,19 @@ record RunnableJar(String name, Path path) {
         List<String> entries = entries();
         assertThat(entries).as("entries of %s", path).isNotEmpty();
         assertThat(entries.stream().filter(RunnableJar::distOnly).toList()).as("dist-only entries of %s", path).isEmpty();
+    }
+
+    /** Holds Kafka Streams and RocksDB, as the topology service's jar must. */
+    void assertShipsKafkaStreams() {
+        assertThat(entriesStartingWith(STREAMS)).as("Kafka Streams and RocksDB entries of %s", path)
+                .anyMatch(entry -> entry.startsWith("org/apache/kafka/streams/KafkaStreams"))
+                .anyMatch(entry -> entry.startsWith("org/rocksdb/"))
+                .anyMatch(entry -> entry.startsWith("librocksdbjni"));
+    }
+
+    /** Holds neither Kafka Streams nor RocksDB: the services that run no Streams app ship without them. */
+    void assertShipsNoKafkaStreams() {
+        assertThat(entriesStartingWith(STREAMS)).as("Kafka Streams and RocksDB entries of %s", path).isEmpty();
     }
 
     /** {@code java -jar <jar> --help} prints the usage under the jar's name and exits 0. */
@@ -57,6 +73,10 @@ record RunnableJar(String name, Path path) {
 
     private static boolean distOnly(String entry) {
         return entry.startsWith("kafka/") && entry.endsWith(".class") || DIST_ONLY.stream().anyMatch(entry::startsWith);
+    }
+
+    private List<String> entriesStartingWith(List<String> prefixes) {
+        return entries().stream().filter(entry -> prefixes.stream().anyMatch(entry::startsWith)).toList();
     }
 
     private List<String> entries() {

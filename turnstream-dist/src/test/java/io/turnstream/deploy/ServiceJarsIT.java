@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The deployment shape with the services' own jars and nothing else: topology, tool executor and gateway,
  * each {@code java -jar turnstream-<service>.jar} with its flags, environment or {@code --config}, run a turn
- * with a tool call on a real broker. None of the jars holds the broker, Scala, Connect, Debezium, demo or bench.
+ * with a tool call on a real broker. None of the jars holds the broker, Scala, Connect, Debezium, demo or bench,
+ * and only the topology's holds Kafka Streams and RocksDB.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class ServiceJarsIT {
@@ -41,6 +42,14 @@ class ServiceJarsIT {
         for (RunnableJar jar : List.of(TOPOLOGY, TOOL_EXECUTOR, GATEWAY)) {
             jar.assertShipsNothingOfTheDist();
             jar.assertPrintsItsHelp();
+        }
+    }
+
+    @Test
+    void onlyTheTopologyShipsKafkaStreams() {
+        TOPOLOGY.assertShipsKafkaStreams();
+        for (RunnableJar jar : List.of(TOOL_EXECUTOR, GATEWAY)) {
+            jar.assertShipsNoKafkaStreams();
         }
     }
 

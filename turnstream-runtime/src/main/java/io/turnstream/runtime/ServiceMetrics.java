@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
-import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -18,18 +17,18 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiFunction;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.metrics.MetricsReporter;
-import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One service's Micrometer registry in the Prometheus format, served as {@value #SCRAPE_PATH}: JVM and
- * process meters, the Kafka Streams and Kafka client metrics of the clients bound with {@code bind},
- * and the service's own meters. Every meter carries the tag {@code service} (topology, gateway,
- * tool-executor, demo).
+ * process meters, the Kafka client metrics of the clients bound with {@code bind} (and the Kafka Streams
+ * metrics, bound by the topology service's {@code StreamsService} through {@link #bindKafka}), and the
+ * service's own meters. Every meter carries the tag {@code service} (topology, gateway, tool-executor, demo).
  */
 public final class ServiceMetrics implements AutoCloseable {
 
@@ -72,17 +71,22 @@ public final class ServiceMetrics implements AutoCloseable {
         return registry;
     }
 
-    /** Exports the application's Streams metrics, its clients' and its custom sensors (the topology's dead letters). */
-    public AutoCloseable bind(KafkaStreams streams) {
-        return track(new KafkaStreamsMetrics(streams, List.of(), refresher, kafkaRefresh));
-    }
-
     public AutoCloseable bind(Producer<?, ?> producer) {
-        return track(new KafkaClientMetrics(producer, List.of(), refresher, kafkaRefresh));
+        return bindKafka((refresh, every) -> new KafkaClientMetrics(producer, List.of(), refresh, every));
     }
 
     public AutoCloseable bind(Consumer<?, ?> consumer) {
-        return track(new KafkaClientMetrics(consumer, List.of(), refresher, kafkaRefresh));
+        return bindKafka((refresh, every) -> new KafkaClientMetrics(consumer, List.of(), refresh, every));
+    }
+
+    /**
+     * Binds one of Micrometer's Kafka binders, made by {@code binder} with this registry's refresh thread and
+     * interval; the Kafka Streams binder is bound this way where Streams is on the classpath (the runtime is
+     * shared by services without it). Closing the result unbinds it.
+     */
+    public <T extends MeterBinder & AutoCloseable> AutoCloseable bindKafka(
+            BiFunction<ScheduledExecutorService, Duration, T> binder) {
+        return track(binder.apply(refresher, kafkaRefresh));
     }
 
     /** A reporter for a {@link org.apache.kafka.common.metrics.Metrics} of our own: its metrics appear here as they are made. */

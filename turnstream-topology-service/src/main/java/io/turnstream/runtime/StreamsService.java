@@ -1,7 +1,9 @@
 package io.turnstream.runtime;
 
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -75,7 +77,8 @@ public final class StreamsService implements AutoCloseable {
         streams.setStateListener(this::onStateChange);
         this.metrics = metrics;
         this.ownsMetrics = ownsMetrics;
-        this.metricsBinding = metrics.bind(streams);
+        // the application's Streams metrics, its clients' and its custom sensors (the topology's dead letters)
+        this.metricsBinding = metrics.bindKafka((refresh, every) -> new KafkaStreamsMetrics(streams, List.of(), refresh, every));
     }
 
     /** Starts the application and, unless disabled, its health endpoint, with metrics of its own. */
