@@ -130,7 +130,7 @@ final class AgentLoop implements Runnable {
                 registry.release(turn.turnId());
             } else {
                 count(status);
-                registry.finish(turn.turnId(), status.wire());
+                registry.finish(turn.turnId(), TurnPhase.endedAs(status));
             }
             LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
                     (System.nanoTime() - started) / 1_000_000, usage.total());

@@ -238,15 +238,15 @@ public final class Gateway implements AutoCloseable {
         permits.put(turnId, permit);
         ownership.accepted(turnId, tenantId);
         metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
-        return new TurnStatus(turnId, threadId, runId, TurnStatus.RUNNING);
+        return new TurnStatus(turnId, threadId, runId, TurnPhase.RUNNING);
     }
 
     /** Permits of turns accepted here that ended, here or, as Kafka shows, on another gateway. */
     private void releaseEndedPermits() {
         permits.forEach((turnId, permit) -> {
-            boolean ended = registry.status(turnId).map(status -> !TurnStatus.RUNNING.equals(status.status()))
+            boolean ended = registry.status(turnId).map(status -> status.status().ended())
                     .orElseGet(() -> views.snapshot(turnId, null)
-                            .map(snapshot -> !TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
+                            .map(snapshot -> snapshot.status().ended()).orElse(false));
             if (ended && permits.remove(turnId, permit)) {
                 permit.release();
             }
@@ -273,7 +273,7 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(turn.turnId(), turn.threadId(), turn.runId(),
-                TurnStatus.RUNNING));
+                TurnPhase.RUNNING));
         partition.started(offset, active);
         try {
             turns.execute(() -> {
@@ -282,7 +282,7 @@ public final class Gateway implements AutoCloseable {
                             ? resumer.progress(record, steps, turn.provider().model(), active)
                             : TurnProgress.fresh(turn.provider().model());
                     if (progress.endedStatus() != null) {
-                        registry.finish(turn.turnId(), progress.endedStatus().wire());
+                        registry.finish(turn.turnId(), TurnPhase.endedAs(progress.endedStatus()));
                     } else {
                         if (resume) {
                             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
@@ -317,7 +317,7 @@ public final class Gateway implements AutoCloseable {
      */
     public CancelOutcome cancel(String turnId, String reason) {
         Optional<TurnStatus> status = registry.status(turnId);
-        if (status.isPresent() && !TurnStatus.RUNNING.equals(status.get().status())) {
+        if (status.isPresent() && status.get().status().ended()) {
             return CancelOutcome.FINISHED;
         }
         try {

@@ -84,7 +84,7 @@ final class TurnRegistry {
         active.remove(turnId);
     }
 
-    void finish(String turnId, String status) {
+    void finish(String turnId, TurnPhase status) {
         ActiveTurn turn = active.remove(turnId);
         if (turn != null) {
             finished.put(turnId, turn.status.withStatus(status));

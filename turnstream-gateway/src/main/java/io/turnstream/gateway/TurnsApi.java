@@ -48,7 +48,7 @@ final class TurnsApi implements GatewayServer.Routes {
         switch (gateway.cancel(turnId, reason)) {
             case CANCELLING -> ctx.status(202).json(Map.of("turnId", turnId, "status", "cancelling"));
             case FINISHED -> throw new ApiError(409, "turn " + turnId + " has already finished with status "
-                    + gateway.status(turnId).map(TurnStatus::status).orElse("unknown"));
+                    + gateway.status(turnId).map(turn -> turn.status().wire()).orElse("unknown"));
         }
     }
 

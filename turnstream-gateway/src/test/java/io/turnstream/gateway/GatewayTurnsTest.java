@@ -227,6 +227,7 @@ class GatewayTurnsTest {
         String runId = started.get("runId").asText();
         String turnId = started.get("turnId").asText();
         await().atMost(TURN_TIMEOUT).until(() -> raw.payloads(runId).stream().anyMatch(p -> p instanceof StreamPayload.ItemDelta));
+        assertThat(status(turnId)).isEqualTo("running");
 
         HttpResponse<String> cancel = post("/v1/turns/" + turnId + "/cancel", "{\"reason\": \"user pressed stop\"}");
 
@@ -239,7 +240,9 @@ class GatewayTurnsTest {
         assertEveryStartedItemIsClosedOnceAndNothingFollows(payloads);
         await().atMost(TURN_TIMEOUT).until(() -> raw.controls().contains(ControlMessage.cancel(turnId, "user pressed stop")));
         await().atMost(TURN_TIMEOUT).until(() -> "aborted".equals(status(turnId)));
-        assertThat(post("/v1/turns/" + turnId + "/cancel", "").statusCode()).isEqualTo(409);
+        HttpResponse<String> again = post("/v1/turns/" + turnId + "/cancel", "");
+        assertThat(again.statusCode()).isEqualTo(409);
+        assertThat(again.body()).contains("turn " + turnId + " has already finished with status aborted");
     }
 
     // ---- resilience ----

@@ -97,7 +97,7 @@ class PublishedToolDefinitionsTest {
         TurnStatus turn = gateway.startTurn(TurnRequest.prompt("simulated", null, prompt));
         // the turn runs once the gateway takes it from llm.turn-requests
         await().atMost(TIMEOUT).until(() -> gateway.status(turn.turnId())
-                .filter(status -> !TurnStatus.RUNNING.equals(status.status())).isPresent());
+                .filter(status -> status.status().ended()).isPresent());
         return offeredPerPrompt.get(prompt);
     }
 

@@ -1,5 +1,6 @@
 package io.turnstream.gateway.view;
 
+import io.turnstream.gateway.TurnPhase;
 import io.turnstream.gateway.TurnStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
@@ -13,11 +14,10 @@ import java.util.List;
  * current state of every item in stream order.
  *
  * @param runId null when another gateway runs the turn
- * @param status {@code running}, {@code complete}, {@code error} or {@code aborted}
  * @param seq the highest upsert seq the snapshot includes (0 before the first upsert)
  * @param turn the latest {@code turn_started}/{@code turn_completed}/{@code turn_error}, or null
  */
-public record TurnSnapshot(String turnId, String threadId, String runId, String status, long seq, UITurnEvent turn,
+public record TurnSnapshot(String turnId, String threadId, String runId, TurnPhase status, long seq, UITurnEvent turn,
                            List<UIUpsert> items) {
 
     /**
@@ -46,13 +46,13 @@ public record TurnSnapshot(String turnId, String threadId, String runId, String 
         return new TurnSnapshot(turnId, threadId, null, statusOf(turn), seq, turn, items);
     }
 
-    private static String statusOf(UITurnEvent turn) {
+    private static TurnPhase statusOf(UITurnEvent turn) {
         if (turn == null || turn.type() == UiPayloadType.TURN_STARTED) {
-            return "running";
+            return TurnPhase.RUNNING;
         }
         if (turn.type() == UiPayloadType.TURN_ERROR) {
-            return "error";
+            return TurnPhase.ERROR;
         }
-        return turn.status() != null ? turn.status().wire() : "complete";
+        return turn.status() != null ? TurnPhase.endedAs(turn.status()) : TurnPhase.COMPLETE;
     }
 }

@@ -1,6 +1,7 @@
 package io.turnstream.gateway.view;
 
 import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.TurnPhase;
 import io.turnstream.gateway.TurnStatus;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Topics;
@@ -155,7 +156,7 @@ public final class TurnViews implements AutoCloseable {
         return threads.latest(threadId).filter(turnId -> snapshot(turnId, null)
                 .filter(snapshot -> tenantId == null
                         || (snapshot.turn() != null && tenantId.equals(snapshot.turn().tenantId())))
-                .map(snapshot -> TurnStatus.RUNNING.equals(snapshot.status())).orElse(false));
+                .map(snapshot -> snapshot.status() == TurnPhase.RUNNING).orElse(false));
     }
 
     /** The turn's current state, or empty when neither this gateway nor Kafka knows it. */

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
+import io.turnstream.gateway.TurnPhase;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.gateway.view.LiveTopicsGateway;
@@ -137,7 +138,7 @@ class UiMessageStreamTest {
     void aChatWhoseTurnHasFinishedHasNothingToResume() throws Exception {
         TurnRecords turn = runningTurn();
         turn.completed();
-        await().until(() -> gateway.snapshot(turn.id).map(s -> s.status().equals("complete")).orElse(false));
+        await().until(() -> gateway.snapshot(turn.id).map(s -> s.status() == TurnPhase.COMPLETE).orElse(false));
 
         assertThat(Chunks.get(turn.threadId).statusCode()).isEqualTo(204);
     }
