@@ -7,7 +7,6 @@ import io.turnstream.model.Json;
 import io.turnstream.model.PayloadType;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
-import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -73,8 +72,8 @@ class ConnectPluginDirectoryIT {
     }
 
     private static UpsertEnvelope messageUpsert() {
-        UIUpsert upsert = new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "msg-1", UiItemType.MESSAGE, ChangeType.COMPLETED, 2,
-                "Hello from the plugin", "agent", "anthropic", null, null, null, null, null, null, null);
+        UIUpsert upsert = UIUpsert.text("turn-1", "thread-1", "msg-1", UiItemType.MESSAGE, ChangeType.COMPLETED, 2,
+                "Hello from the plugin", "agent", "anthropic");
         return new UpsertEnvelope("event-1", 1_760_000_000_000L, "turn-1", 3, PayloadType.ITEM_UPSERT, upsert);
     }
 

@@ -95,8 +95,7 @@ final class ContractSamples {
     }
 
     static UIUpsert messageUpsert(String turnId, String itemId, ChangeType changeType, long version, String content) {
-        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, "thread-1", itemId, UiItemType.MESSAGE, changeType, version, content,
-                "agent", null, null, null, null, null, null, null, null);
+        return UIUpsert.text(turnId, "thread-1", itemId, UiItemType.MESSAGE, changeType, version, content, "agent", null);
     }
 
     static UIUpsert toolCallUpsert(String turnId, String itemId, JsonNode arguments) {
@@ -153,8 +152,8 @@ final class ContractSamples {
         return List.of(
                 envelope(1, turnStarted("turn-1")),
                 envelope(2, messageUpsert("turn-1", "item-1", ChangeType.CREATED, 1, "Hel")),
-                envelope(3, new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "item-2", UiItemType.REASONING, ChangeType.UPDATED, 2,
-                        "thinking", "agent", "anthropic", null, null, null, null, null, null, null)),
+                envelope(3, UIUpsert.text("turn-1", "thread-1", "item-2", UiItemType.REASONING, ChangeType.UPDATED, 2, "thinking",
+                        "agent", "anthropic")),
                 envelope(4, toolCallUpsert("turn-1", "call-item", json("{\"city\":\"Paris\"}"))),
                 envelope(5, toolCallUpsert("turn-1", "call-item-raw", TextNode.valueOf("not json {"))),
                 envelope(6, toolOutputUpsert("turn-1", "out-1", json("{\"temp\":21.5,\"ok\":true}"), true)),

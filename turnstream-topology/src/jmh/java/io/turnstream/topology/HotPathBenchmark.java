@@ -1,13 +1,12 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.ChangeType;
-import io.turnstream.model.ItemType;
 import io.turnstream.model.Origins;
 import io.turnstream.model.PayloadType;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.UIUpsert;
-import io.turnstream.model.UiPayloadType;
+import io.turnstream.model.UiItemType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import java.io.IOException;
@@ -63,9 +62,8 @@ public class HotPathBenchmark {
                 new StreamPayload.ItemDelta("run-1-msg", "the quick br")));
         String content = "0123456789abcdef".repeat(250);
         upsert = new UpsertEnvelope("0b0f4c7e-0000-3000-8000-000000000000", 1_700_000_000_000L, "turn-1", 17,
-                PayloadType.ITEM_UPSERT, new UIUpsert(UiPayloadType.ITEM_UPSERT, "turn-1", "thread-1", "run-1-msg",
-                ItemType.MESSAGE, ChangeType.UPDATED, 16, content, Origins.AGENT, null, null, null, null,
-                null, null, null, null));
+                PayloadType.ITEM_UPSERT, UIUpsert.text("turn-1", "thread-1", "run-1-msg", UiItemType.MESSAGE,
+                ChangeType.UPDATED, 16, content, Origins.AGENT, null));
         batcher = new GradientBatcher(TopologyConfig.SEED_GRADIENT, 0);
         stateDir = Files.createTempDirectory("jmh-state");
         Properties props = new Properties();

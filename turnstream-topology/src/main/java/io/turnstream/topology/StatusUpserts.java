@@ -25,15 +25,9 @@ final class StatusUpserts {
 
     static UIStatus status(TurnState turn, StreamPayload payload) {
         if (payload instanceof TurnStatus status) {
-            return new UIStatus(UiPayloadType.TURN_STATUS, turn.turnId, turn.threadId, status.status().wire(), null, null, null,
-                    status.attempt(), status.delayMs(), status.fromModel(), status.toModel(), null, null,
-                    status.contextTokens(), status.contextWindow(), status.error(), status.step(), status.modelId(),
-                    UpsertEmitter.usage(status.usage()));
+            return UIStatus.ofTurn(turn.turnId, turn.threadId, status, UpsertEmitter.usage(status.usage()));
         }
-        ToolStatus tool = (ToolStatus) payload;
-        return new UIStatus(UiPayloadType.TOOL_STATUS, turn.turnId, turn.threadId, tool.status().wire(), tool.itemId(), tool.callId(),
-                tool.toolName(), null, null, null, null, tool.startedAt(), tool.completedAt(), null, null, tool.error(),
-                null, null, null);
+        return UIStatus.ofTool(turn.turnId, turn.threadId, (ToolStatus) payload);
     }
 
     static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {

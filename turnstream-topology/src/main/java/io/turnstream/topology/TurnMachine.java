@@ -20,7 +20,6 @@ import io.turnstream.model.StreamPayload.ResponseStart;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
-import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
@@ -296,9 +295,8 @@ final class TurnMachine {
                 ? Json.asText(finalItem.output()) : buffer.content(item.handle);
         String callId = firstNonNull(finalItem != null ? finalItem.callId() : null, item.callId);
         Boolean success = finalItem != null ? finalItem.success() : null;
-        emitter.emit(turn, new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.TOOL_OUTPUT,
-                ChangeType.COMPLETED, ++item.version, output, null, null, null, null, callId, Json.parseOrText(output),
-                success, null, null));
+        emitter.emit(turn, UIUpsert.toolOutput(turn.turnId, turn.threadId, item.itemId, ++item.version, output, callId,
+                success));
     }
 
     private String failItem(TurnState turn, ItemError error) {
@@ -307,9 +305,8 @@ final class TurnMachine {
             return unknownItem(turn, error.itemId(), "item_error");
         }
         ErrorInfo info = error.error() != null ? error.error() : ErrorInfo.of("ITEM_ERROR", "item failed");
-        emitter.emit(turn, new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.ERROR,
-                ChangeType.COMPLETED, ++item.version, info.message() != null ? info.message() : "", null, null, null,
-                null, null, null, null, info.code(), info.message()));
+        emitter.emit(turn, UIUpsert.error(turn.turnId, turn.threadId, item.itemId, ++item.version, info.code(),
+                info.message()));
         finishItem(turn, item);
         turns.put(turn.runId, turn);
         return null;
@@ -378,15 +375,13 @@ final class TurnMachine {
     private UIUpsert itemUpsert(TurnState turn, ItemState item, ChangeType changeType, String content) {
         boolean message = item.itemType == ItemType.MESSAGE;
         String providerId = item.itemType == ItemType.REASONING ? turn.providerId : null;
-        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, item.itemType.uiType(),
-                changeType, ++item.version, content, message ? item.origin : null, providerId,
-                null, null, null, null, null, null, null);
+        return UIUpsert.text(turn.turnId, turn.threadId, item.itemId, item.itemType.uiType(), changeType, ++item.version,
+                content, message ? item.origin : null, providerId);
     }
 
     private UIUpsert toolCallUpsert(TurnState turn, ItemState item, ChangeType changeType, String arguments, String callId) {
-        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turn.turnId, turn.threadId, item.itemId, UiItemType.TOOL_CALL, changeType,
-                ++item.version, arguments, null, null, item.toolName, Json.parseOrText(arguments), callId, null, null,
-                null, null);
+        return UIUpsert.toolCall(turn.turnId, turn.threadId, item.itemId, changeType, ++item.version, item.toolName,
+                arguments, callId);
     }
 
     private static UITurnEvent turnEvent(UiPayloadType type, TurnState turn, ResponseStatus status, UITurnEvent.Usage usage, ErrorInfo error) {

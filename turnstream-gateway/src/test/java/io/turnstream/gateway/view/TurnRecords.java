@@ -67,8 +67,8 @@ public final class TurnRecords {
     /** The summary a compaction put in place of the earlier conversation. */
     public void compactionSummary(String itemId, String summary) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        publish(new UIUpsert(UiPayloadType.ITEM_UPSERT, id, threadId, itemId, UiItemType.MESSAGE, ChangeType.COMPLETED, version, summary,
-                "compaction", null, null, null, null, null, null, null, null), itemId);
+        publish(UIUpsert.text(id, threadId, itemId, UiItemType.MESSAGE, ChangeType.COMPLETED, version, summary, "compaction",
+                null), itemId);
     }
 
     public void reasoning(String itemId, String content, ChangeType changeType) {
@@ -93,8 +93,7 @@ public final class TurnRecords {
 
     private void item(String itemId, UiItemType type, String content, ChangeType changeType) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        publish(new UIUpsert(UiPayloadType.ITEM_UPSERT, id, threadId, itemId, type, changeType, version, content, "agent",
-                null, null, null, null, null, null, null, null), itemId);
+        publish(UIUpsert.text(id, threadId, itemId, type, changeType, version, content, "agent", null), itemId);
     }
 
     private void upsert(String itemId, UiItemType type, String content, String toolName, JsonNode arguments, String callId,
