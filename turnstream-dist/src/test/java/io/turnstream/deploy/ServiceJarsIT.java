@@ -59,29 +59,30 @@ class ServiceJarsIT {
         Files.writeString(workspace.resolve("notes.md"), "# Notes\nThe launch is on Tuesday.\n");
         Path topologyConfig = Files.writeString(dir.resolve("topology.properties"),
                 "turnstream.application.id=service-jars-it\nturnstream.state.dir=" + dir.resolve("state") + "\n");
-        List<Integer> ports = FreePorts.take(4);
-        int topologyHealth = ports.get(0);
-        int executorHealth = ports.get(1);
-        int gatewayPort = ports.get(2);
-        int gatewayManagement = ports.get(3);
+        try (TestCluster cluster = TestCluster.start(dir.resolve("kafka"), 1, Map.of())) {
+            // chosen once the broker listens, so it cannot take one of them in between
+            List<Integer> ports = FreePorts.take(4);
+            int topologyHealth = ports.get(0);
+            int executorHealth = ports.get(1);
+            int gatewayPort = ports.get(2);
+            int gatewayManagement = ports.get(3);
+            try (TurnstreamProcess topology = TOPOLOGY.start(Map.of(), "--bootstrap-servers", cluster.bootstrapServers(),
+                         "--config", topologyConfig.toString(), "--health-port", String.valueOf(topologyHealth));
+                 TurnstreamProcess executor = TOOL_EXECUTOR.start(Map.of(), "--bootstrap-servers", cluster.bootstrapServers(),
+                         "--workspace", workspace.toString(), "--health-port", String.valueOf(executorHealth));
+                 TurnstreamProcess gateway = GATEWAY.start(Map.of("TURNSTREAM_BOOTSTRAP_SERVERS", cluster.bootstrapServers()),
+                         "--port", String.valueOf(gatewayPort), "--management-port", String.valueOf(gatewayManagement))) {
+                topology.awaitHealthy(topologyHealth);
+                executor.awaitHealthy(executorHealth);
+                gateway.awaitHealthy(gatewayManagement);
 
-        try (TestCluster cluster = TestCluster.start(dir.resolve("kafka"), 1, Map.of());
-             TurnstreamProcess topology = TOPOLOGY.start(Map.of(), "--bootstrap-servers", cluster.bootstrapServers(),
-                     "--config", topologyConfig.toString(), "--health-port", String.valueOf(topologyHealth));
-             TurnstreamProcess executor = TOOL_EXECUTOR.start(Map.of(), "--bootstrap-servers", cluster.bootstrapServers(),
-                     "--workspace", workspace.toString(), "--health-port", String.valueOf(executorHealth));
-             TurnstreamProcess gateway = GATEWAY.start(Map.of("TURNSTREAM_BOOTSTRAP_SERVERS", cluster.bootstrapServers()),
-                     "--port", String.valueOf(gatewayPort), "--management-port", String.valueOf(gatewayManagement))) {
-            topology.awaitHealthy(topologyHealth);
-            executor.awaitHealthy(executorHealth);
-            gateway.awaitHealthy(gatewayManagement);
+                String turnId = startTurn(gatewayPort, "What is in this workspace?");
+                String upserts = String.join("\n", upsertsUntilTheTurnEnds(cluster, turnId));
+                assertThat(upserts).contains("\"turn_completed\"", "list_files", "notes.md").doesNotContain("\"turn_error\"");
 
-            String turnId = startTurn(gatewayPort, "What is in this workspace?");
-            String upserts = String.join("\n", upsertsUntilTheTurnEnds(cluster, turnId));
-            assertThat(upserts).contains("\"turn_completed\"", "list_files", "notes.md").doesNotContain("\"turn_error\"");
-
-            gateway.terminate();
-            assertThat(gateway.stderr()).as("logged through the jar's own log4j2.xml").contains("gateway stopped");
+                gateway.terminate();
+                assertThat(gateway.stderr()).as("logged through the jar's own log4j2.xml").contains("gateway stopped");
+            }
         }
     }
 
