@@ -25,6 +25,9 @@ public final class PriceTable {
      * (platform.claude.com/docs/en/about-claude/pricing) and OpenAI (platform.openai.com/docs/pricing);
      * long-context surcharges and batch discounts are not modelled. Override them in the config file
      * when they change. OpenAI bills cache writes as plain input.
+     * The gpt-5 family and the o-series were added from OpenAI's standard-tier list
+     * (platform.openai.com/docs/pricing) as published in December 2025; models without a cached-input
+     * price there (the -pro models) bill cache reads as plain input.
      */
     private static final Map<String, Price> DEFAULTS = Map.ofEntries(
             Map.entry("claude-opus-4", new Price(15, 75, 1.5, 18.75)),
@@ -39,6 +42,20 @@ public final class PriceTable {
             Map.entry("gpt-4.1-nano", new Price(0.1, 0.4, 0.025, 0.1)),
             Map.entry("gpt-4o", new Price(2.5, 10, 1.25, 2.5)),
             Map.entry("gpt-4o-mini", new Price(0.15, 0.6, 0.075, 0.15)),
+            Map.entry("gpt-5", new Price(1.25, 10, 0.125, 1.25)),
+            Map.entry("gpt-5-mini", new Price(0.25, 2, 0.025, 0.25)),
+            Map.entry("gpt-5-nano", new Price(0.05, 0.4, 0.005, 0.05)),
+            Map.entry("gpt-5-pro", new Price(15, 120, 15, 15)),
+            Map.entry("gpt-5.1-codex-mini", new Price(0.25, 2, 0.025, 0.25)),
+            Map.entry("gpt-5.2", new Price(1.75, 14, 0.175, 1.75)),
+            Map.entry("gpt-5.2-pro", new Price(21, 168, 21, 21)),
+            Map.entry("o1", new Price(15, 60, 7.5, 15)),
+            Map.entry("o1-mini", new Price(1.1, 4.4, 0.55, 1.1)),
+            Map.entry("o1-pro", new Price(150, 600, 150, 150)),
+            Map.entry("o3", new Price(2, 8, 0.5, 2)),
+            Map.entry("o3-mini", new Price(1.1, 4.4, 0.55, 1.1)),
+            Map.entry("o3-pro", new Price(20, 80, 20, 20)),
+            Map.entry("o4-mini", new Price(1.1, 4.4, 0.275, 1.1)),
             Map.entry("turnstream-simulated", new Price(0, 0, 0, 0)));
 
     private final ModelTable<Price> prices;

@@ -30,6 +30,19 @@ class PriceTableTest {
     }
 
     @Test
+    void theGpt5FamilyAndTheOSeriesHavePrices() {
+        PriceTable prices = configured();
+
+        assertThat(prices.priceOf("gpt-5-mini-2025-08-07")).hasValue(new PriceTable.Price(0.25, 2, 0.025, 0.25));
+        assertThat(prices.priceOf("gpt-5-2025-08-07")).hasValue(new PriceTable.Price(1.25, 10, 0.125, 1.25));
+        assertThat(prices.priceOf("gpt-5.1")).hasValue(new PriceTable.Price(1.25, 10, 0.125, 1.25));
+        assertThat(prices.priceOf("o3-mini-2025-01-31")).hasValue(new PriceTable.Price(1.1, 4.4, 0.55, 1.1));
+        assertThat(prices.priceOf("o3-2025-04-16")).hasValue(new PriceTable.Price(2, 8, 0.5, 2));
+        assertThat(prices.priceOf("o4-mini")).hasValue(new PriceTable.Price(1.1, 4.4, 0.275, 1.1));
+        assertThat(prices.priceOf("o1")).hasValue(new PriceTable.Price(15, 60, 7.5, 15));
+    }
+
+    @Test
     void cacheReadsAndWritesArePricedApartFromUncachedInput() {
         PriceTable prices = configured("turnstream.gateway.price.my-model", "2, 10, 0.2, 2.5");
 
