@@ -53,7 +53,7 @@ final class Charts {
         BoxChart chart = new BoxChartBuilder().width(200 + 160 * ratios.size()).height(500)
                 .title("Ratios to the baselines, one value per interleaved pair").yAxisTitle("ratio").build();
         for (Figure f : ratios) {
-            chart.addSeries(f.name(), f.spread().values());
+            chart.addSeries(f.name(), f.spread().values().stream().mapToDouble(Double::doubleValue).toArray());
         }
         return chart;
     }

@@ -29,6 +29,7 @@ final class FloodRun {
     private static final String PASS_THROUGH_APP = "bench-flood-passthrough";
     private static final String TOPOLOGY_APP = "bench-flood-topology";
     private static final int CONCURRENT_TURNS = 200;
+    private static final int PRODUCE_ATTEMPTS = 3;
 
     private final BenchCluster cluster;
     private final BenchConfig config;
@@ -53,17 +54,28 @@ final class FloodRun {
     /** One pair on fresh topics; pair 0 is the warm-up. */
     private List<FloodResult> pair(int pair, int events) throws Exception {
         String run = pair == 0 ? "warmup" : "p" + pair;
-        Topics topics = cluster.createTopics("flood-" + run);
         progress.printf("flood %s: producing %,d raw events as fast as possible%n",
                 pair == 0 ? "warm-up (not measured)" : "pair " + pair + " of " + config.pairs(), events);
         progress.flush();
-        LoadGenerator.Sent sent;
-        long start = System.nanoTime();
-        try (Producer<String, byte[]> producer = cluster.producer()) {
-            sent = LoadGenerator.flood(producer, topics.rawEvents(), config, "f", CONCURRENT_TURNS, events);
+        Topics fresh = null;
+        LoadGenerator.Sent produced = null;
+        for (int attempt = 1; produced == null; attempt++) {
+            // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
+            fresh = cluster.createTopics("flood-" + run + (attempt == 1 ? "" : "-" + attempt));
+            long start = System.nanoTime();
+            try (Producer<String, byte[]> producer = cluster.producer()) {
+                produced = LoadGenerator.flood(producer, fresh.rawEvents(), config, "f", CONCURRENT_TURNS, events);
+                progress.printf("  %,d events of %,d turns at %,.0f events/s%n", produced.events(), produced.turns(),
+                        produced.events() * 1e9 / (System.nanoTime() - start));
+            } catch (IllegalStateException e) {
+                if (attempt == PRODUCE_ATTEMPTS) {
+                    throw e;
+                }
+                progress.printf("  %s; producing again on fresh topics%n", e.getMessage());
+            }
         }
-        progress.printf("  %,d events of %,d turns at %,.0f events/s%n", sent.events(), sent.turns(),
-                sent.events() * 1e9 / (System.nanoTime() - start));
+        Topics topics = fresh;
+        LoadGenerator.Sent sent = produced;
         List<FloodResult> results = new ArrayList<>();
         String topologyApp = TOPOLOGY_APP + "-" + run;
         try (StreamsService app = cluster.startTopology(topologyApp, topics, 0)) {
