@@ -3,6 +3,8 @@ package io.turnstream.cli;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.KraftQuorum;
+import io.turnstream.runtime.Settings;
+import io.turnstream.security.ServiceAcls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -10,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.utils.Utils;
@@ -31,7 +34,9 @@ import picocli.CommandLine.Spec;
             "--node-id, --voters and --cluster-id one node of a multi-node cluster (three",
             "replicas of internal topics, min.insync.replicas 2). Prints",
             "bootstrap.servers=HOST:PORT on stdout when it is ready; runs until SIGTERM or",
-            "Ctrl-C, then shuts down cleanly."})
+            "Ctrl-C, then shuts down cleanly.",
+            "With --secure: SASL/SCRAM-SHA-256 and ACLs, one principal per service; prints",
+            "credentials=DIR too, where each principal's client properties file (a --config) is."})
 public final class BrokerCommand implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerCommand.class);
@@ -51,6 +56,12 @@ public final class BrokerCommand implements Callable<Integer> {
     @Mixin
     private QuorumOptions cluster;
 
+    @Option(names = "--secure",
+            description = "SASL/SCRAM-SHA-256 with ACLs: the principal admin (the only super user) and one per service "
+                    + "(gateway, topology, tool-executor, connect) with least privilege; their client properties go "
+                    + "to DATA-DIR/credentials/<principal>.properties.")
+    private boolean secure;
+
     @Override
     public Integer call() throws Exception {
         Optional<KraftQuorum> quorum = cluster.quorum();
@@ -58,11 +69,19 @@ public final class BrokerCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.USAGE, "a node of a cluster needs a fixed --port: the other nodes "
                     + "and the clients must know it");
         }
+        if (quorum.isPresent() && secure) {
+            // each node would make its own passwords when it formats its data directory
+            throw new CliFailure(ExitCodes.USAGE, "--secure runs a single-node broker only; secure a multi-node "
+                    + "cluster as a real one (docs/security.md)");
+        }
         requirePortFree();
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
         EmbeddedKafkaBroker broker = quorum.map(q -> new EmbeddedKafkaBroker(port, dir, q, Map.of()))
                 .orElseGet(() -> new EmbeddedKafkaBroker(port, dir));
+        if (secure) {
+            broker.secured(ServiceAcls.of(Settings.of(new Properties())).brokerSecurity(dir));
+        }
         AutoCloseable shutdown = () -> {
             broker.stop();
             if (temporary) {
@@ -78,6 +97,9 @@ public final class BrokerCommand implements Callable<Integer> {
         }
         LOG.info("broker data in {}{}", dir, temporary ? " (temporary: deleted on exit; --data-dir keeps it)" : "");
         spec.commandLine().getOut().println("bootstrap.servers=" + broker.bootstrapServers());
+        if (secure) {
+            spec.commandLine().getOut().println("credentials=" + broker.security().credentialsDir());
+        }
         spec.commandLine().getOut().flush();
         UntilStopped.run("broker", shutdown, new CompletableFuture<>());
         return ExitCodes.OK;
