@@ -23,17 +23,16 @@ import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.ToolState;
 import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -233,96 +232,76 @@ public final class AgentLoop implements Runnable {
 
     /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
-     * arrives, and each call's lifecycle (pending, running when the executor says it started,
-     * completed or error); returns them in call order for the next request. A call that will get no
-     * result (cancel, timeout) still gets its output, saying why.
+     * arrives, and each call's lifecycle (pending, awaiting approval, running when the executor says it
+     * started, completed or error); returns them in call order for the next request. A call that will get
+     * no result (cancel, timeout) still gets its output, saying why. What to do when is the
+     * {@link ToolRound}'s; this method feeds it what arrives from Kafka and the clock.
      *
      * @param published outputs a previous gateway of the turn already published, by call id
      */
     private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls,
                                                       Map<String, Conversation.ToolOutput> published) throws TurnEnded {
-        Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
-        calls.stream().filter(call -> !published.containsKey(call.callId()))
-                .forEach(call -> pending.put(call, active.result(call.callId())));
-        pending.keySet().forEach(reporter::toolPending);
-        Map<String, Long> startedAt = new HashMap<>();
-        Set<String> awaitingApproval = new HashSet<>();
+        Clock clock = producer.clock();
+        ToolRound round = new ToolRound(turn.runId(), step, calls, published.keySet(), clock.millis(),
+                config.toolResultTimeout());
+        BlockingQueue<ToolRound.Input> inputs = new LinkedBlockingQueue<>();
+        calls.stream().filter(call -> !published.containsKey(call.callId())).map(ToolCallRequest::callId).forEach(id -> {
+            active.result(id).thenAccept(result -> inputs.add(new ToolRound.Input.Result(result)));
+            active.started(id).thenAccept(at -> inputs.add(new ToolRound.Input.Started(id, at)));
+            active.awaitingApproval(id).thenAccept(asked -> inputs.add(new ToolRound.Input.ApprovalAsked(id)));
+        });
+        active.cancel.future().thenAccept(reason -> inputs.add(new ToolRound.Input.Cancel(reason)));
+        active.handover.thenAccept(handedOver -> inputs.add(new ToolRound.Input.Handover()));
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
-        long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
-        while (!pending.isEmpty()) {
-            List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
-            pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
-                    .forEach(call -> waitingFor.add(active.started(call.callId())));
-            pending.keySet().stream().filter(call -> !awaitingApproval.contains(call.callId()))
-                    .forEach(call -> waitingFor.add(active.awaitingApproval(call.callId())));
-            waitingFor.add(active.cancel.future());
-            waitingFor.add(active.handover);
+        List<ToolRound.Output> todo = round.start();
+        while (true) {
+            for (ToolRound.Output output : todo) {
+                if (output instanceof ToolRound.Output.Ended ended) {
+                    switch (ended.how()) {
+                        case ANSWERED -> {
+                            List<Conversation.ToolOutput> ordered = new ArrayList<>();
+                            calls.forEach(call -> ordered.add(outputs.get(call.callId())));
+                            return new Conversation.ToolOutputs(ordered);
+                        }
+                        case TIMED_OUT -> {
+                            publish(new StreamPayload.ResponseError(turn.runId(), ended.error()));
+                            throw new TurnEnded(ResponseStatus.ERROR);
+                        }
+                        case CANCELLED -> throw aborted();
+                        case HANDED_OVER -> throw TurnEnded.handedOver();
+                    }
+                }
+                apply(output, outputs);
+            }
+            ToolRound.Input next;
             try {
-                CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
-                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                ToolCallRequest late = pending.keySet().iterator().next();
-                ErrorInfo timeout = ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT, "no result for tool call "
-                        + late.callId() + " (" + late.name() + ") within " + config.toolResultTimeout().toSeconds()
-                        + " s; is the tool executor running?");
-                endUnanswered(step, calls, pending.keySet(), startedAt, new UnansweredCall(ToolState.ERROR, timeout,
-                        "timed out: no result within " + config.toolResultTimeout().toSeconds() + " s"));
-                publish(new StreamPayload.ResponseError(turn.runId(), timeout));
-                throw new TurnEnded(ResponseStatus.ERROR);
+                next = inputs.poll(Math.max(0, round.deadline() - clock.millis()), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
-                throw aborted();
-            } catch (ExecutionException impossible) {
-                throw new IllegalStateException(impossible);
+                next = new ToolRound.Input.Cancel(active.cancel.reason());
             }
-            if (active.cancel.isCancelled()) {
-                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
-                throw aborted();
-            }
-            if (active.handover.isDone()) {
-                throw TurnEnded.handedOver();
-            }
-            for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
-                var entry = it.next();
-                ToolCallRequest call = entry.getKey();
-                if (entry.getValue().isDone()) {
-                    it.remove();
-                    ToolResult result = entry.getValue().join();
-                    outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
-                    reporter.toolFinished(call, result);
-                } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
-                    long at = active.started(call.callId()).join();
-                    startedAt.put(call.callId(), at);
-                    awaitingApproval.add(call.callId());
-                    reporter.toolRunning(call, at);
-                } else if (!awaitingApproval.contains(call.callId()) && active.awaitingApproval(call.callId()).isDone()) {
-                    awaitingApproval.add(call.callId());
-                    reporter.toolAwaitingApproval(call);
-                }
-            }
+            todo = round.on(next != null ? next : new ToolRound.Input.Tick(clock.millis()));
         }
-        List<Conversation.ToolOutput> ordered = new ArrayList<>();
-        calls.forEach(call -> ordered.add(outputs.get(call.callId())));
-        return new Conversation.ToolOutputs(ordered);
     }
 
-    /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */
-    private record UnansweredCall(ToolState status, ErrorInfo error, String output) {
+    /** Shows a call's status, or publishes its output. */
+    private void apply(ToolRound.Output output, Map<String, Conversation.ToolOutput> outputs) {
+        if (output instanceof ToolRound.Output.Pending pending) {
+            reporter.toolPending(pending.call());
+        } else if (output instanceof ToolRound.Output.AwaitingApproval asked) {
+            reporter.toolAwaitingApproval(asked.call());
+        } else if (output instanceof ToolRound.Output.Running running) {
+            reporter.toolRunning(running.call(), running.at());
+        } else if (output instanceof ToolRound.Output.Answered answered) {
+            outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
+            reporter.toolFinished(answered.call(), answered.result());
+        } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
+            endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
+        }
     }
 
     private UnansweredCall abortedCall() {
-        String reason = active.cancel.reason();
-        return new UnansweredCall(ToolState.ABORTED, ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, reason == null ? "cancelled" : reason),
-                "aborted" + (reason == null ? "" : ": " + reason));
-    }
-
-    /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
-    private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
-                               Map<String, Long> startedAt, UnansweredCall why) {
-        for (ToolCallRequest call : List.copyOf(unanswered)) {
-            endWithoutResult(outputId(step, calls.indexOf(call)), call, startedAt.get(call.callId()), why);
-        }
+        return UnansweredCall.aborted(active.cancel.reason());
     }
 
     /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
