@@ -24,29 +24,12 @@ final class UsageLedger {
         }
         Usage priced = new Usage(step.promptTokens(), step.completionTokens(), step.totalTokens(), step.cacheReadTokens(),
                 step.cacheWriteTokens(), step.reasoningTokens(), prices.cost(model, step));
-        total = total == null ? priced : new Usage(total.promptTokens() + priced.promptTokens(),
-                total.completionTokens() + priced.completionTokens(), total.totalTokens() + priced.totalTokens(),
-                sum(total.cacheReadTokens(), priced.cacheReadTokens()), sum(total.cacheWriteTokens(), priced.cacheWriteTokens()),
-                sum(total.reasoningTokens(), priced.reasoningTokens()), sum(total.costUsd(), priced.costUsd()));
+        total = total == null ? priced : total.plus(priced);
         return priced;
     }
 
     /** The turn's usage so far, or null when no step reported any. */
     Usage total() {
         return total;
-    }
-
-    private static Long sum(Long a, Long b) {
-        if (a == null || b == null) {
-            return a == null ? b : a;
-        }
-        return a + b;
-    }
-
-    private static Double sum(Double a, Double b) {
-        if (a == null || b == null) {
-            return a == null ? b : a;
-        }
-        return a + b;
     }
 }

@@ -12,6 +12,7 @@ import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.Test;
  * tool outcomes and a failed turn. The whole pipeline with the AI SDK's own client is
  * {@link AiSdkChatTest}.
  */
+@UsesBroker
 class UiMessageStreamTest {
 
     private static LiveTopicsGateway live;
