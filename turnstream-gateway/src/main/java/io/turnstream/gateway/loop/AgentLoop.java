@@ -89,6 +89,8 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
+    private long stepStarted;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -131,6 +133,7 @@ public final class AgentLoop implements Runnable {
                 registry.release(turn.turnId());
             } else {
                 count(status);
+                metrics.turn(turn.provider().name(), tenant(), status, Duration.ofNanos(System.nanoTime() - started));
                 registry.finish(turn.turnId(), TurnPhase.endedAs(status));
             }
             LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
@@ -165,8 +168,15 @@ public final class AgentLoop implements Runnable {
                 throw TurnEnded.handedOver();
             }
             int current = step;
+            stepStarted = System.nanoTime();
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            metrics.step(turn.provider().name(), retry.model(), outcome.status(),
+                    Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
+            if (stepUsage != null) {
+                metrics.usage(turn.provider().name(), retry.model(), tenant(), stepUsage);
+            }
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -253,6 +263,7 @@ public final class AgentLoop implements Runnable {
         active.cancel.future().thenAccept(reason -> inputs.add(new ToolRound.Input.Cancel(reason)));
         active.handover.thenAccept(handedOver -> inputs.add(new ToolRound.Input.Handover()));
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
+        long awaitStarted = System.nanoTime();
         List<ToolRound.Output> todo = round.start();
         while (true) {
             for (ToolRound.Output output : todo) {
@@ -271,7 +282,7 @@ public final class AgentLoop implements Runnable {
                         case HANDED_OVER -> throw TurnEnded.handedOver();
                     }
                 }
-                apply(output, outputs);
+                apply(output, outputs, awaitStarted);
             }
             ToolRound.Input next;
             try {
@@ -285,7 +296,7 @@ public final class AgentLoop implements Runnable {
     }
 
     /** Shows a call's status, or publishes its output. */
-    private void apply(ToolRound.Output output, Map<String, Conversation.ToolOutput> outputs) {
+    private void apply(ToolRound.Output output, Map<String, Conversation.ToolOutput> outputs, long awaitStarted) {
         if (output instanceof ToolRound.Output.Pending pending) {
             reporter.toolPending(pending.call());
         } else if (output instanceof ToolRound.Output.AwaitingApproval asked) {
@@ -293,6 +304,8 @@ public final class AgentLoop implements Runnable {
         } else if (output instanceof ToolRound.Output.Running running) {
             reporter.toolRunning(running.call(), running.at());
         } else if (output instanceof ToolRound.Output.Answered answered) {
+            metrics.toolCall(answered.call().name(), answered.result().success(),
+                    Duration.ofNanos(System.nanoTime() - awaitStarted));
             outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
             reporter.toolFinished(answered.call(), answered.result());
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
@@ -335,6 +348,10 @@ public final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
+        if (stepStarted != 0 && (payload instanceof StreamPayload.ItemStart || payload instanceof StreamPayload.ItemDelta)) {
+            metrics.timeToFirstToken(turn.provider().name(), retry.model(), Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
+        }
         CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
@@ -365,6 +382,11 @@ public final class AgentLoop implements Runnable {
         }
     }
 
+
+    /** The turn's tenant as a metric label: {@code none} on a gateway without API keys. */
+    private String tenant() {
+        return turn.tenantId() == null ? "none" : turn.tenantId();
+    }
 
     private void count(ResponseStatus status) {
         if (status == ResponseStatus.COMPLETE) {
