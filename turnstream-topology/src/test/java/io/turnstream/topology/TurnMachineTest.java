@@ -15,6 +15,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
@@ -155,6 +156,17 @@ class TurnMachineTest {
         assertThat(upserts()).containsExactly("turn_started", "tool_call withdrawn v1 call=call-1",
                 "tool_call completed v1 write_file {\"path\":\"a.txt\"} call=call-2", "turn_completed complete");
         assertThat(sent(UpsertTopology.TOOL_CALLS_SINK)).hasSize(1);
+    }
+
+    @Test
+    void theUsageOfFailedModelCallsIsCarriedApartToTurnCompleted() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(new StreamPayload.ResponseDone("resp", ResponseStatus.COMPLETE, new StreamPayload.Usage(100, 20, 120),
+                "stop", "model-x", new StreamPayload.Usage(40, 5, 45, null, null, null, 0.25)));
+
+        UITurnEvent completed = (UITurnEvent) read(sent(UpsertTopology.UPSERTS_SINK).get(1), UpsertEnvelope.class).payload();
+        assertThat(completed.usage()).isEqualTo(new UITurnEvent.Usage(100, 20, 120));
+        assertThat(completed.failedAttemptsUsage()).isEqualTo(new UITurnEvent.Usage(40, 5, 45, null, null, null, 0.25));
     }
 
     private Rejection feed(StreamPayload payload) {
