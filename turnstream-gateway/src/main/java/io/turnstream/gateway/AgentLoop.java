@@ -100,11 +100,10 @@ final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.usage = new UsageLedger(config.prices(), progress.usage());
+        this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                calls -> abandon(calls, new UnansweredCall(ToolState.ABORTED, null,
-                        "aborted: the model call failed and was made again")));
+                usage::addFailed);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -157,6 +156,7 @@ final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            release(awaiting.unreleased());
             conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
         }
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
@@ -165,7 +165,12 @@ final class AgentLoop implements Runnable {
             }
             int current = step;
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
-            Usage stepUsage = usage.add(retry.model(), outcome.usage());
+            Usage stepUsage = null;
+            if (outcome.status() == ResponseStatus.ERROR) {
+                usage.addFailed(retry.model(), outcome.usage());
+            } else {
+                stepUsage = usage.add(retry.model(), outcome.usage());
+            }
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -189,9 +194,12 @@ final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
-            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), outcome, continued));
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
+                    continued));
+            release(outcome.toolCalls());
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                reporter.continuing();
                 conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continue;
             }
@@ -206,13 +214,14 @@ final class AgentLoop implements Runnable {
 
     private ResponseStatus done(String finishReason) {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
-                retry.model()));
+                retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model()));
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model(),
+                usage.failed()));
         return new TurnEnded(ResponseStatus.ABORTED);
     }
 
@@ -230,9 +239,19 @@ final class AgentLoop implements Runnable {
     }
 
     /**
+     * Publishes the {@code item_done} of a committed step's calls, which routes them to the tool
+     * executor. Sent after the step's checkpoint on the same transactional producer, so a call is
+     * never visible to the executor unless its step is committed (see {@link StepItems}).
+     */
+    private void release(List<ToolCallRequest> calls) {
+        calls.forEach(call -> publish(call.itemDone(turn.provider().name())));
+    }
+
+    /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
-     * arrives, and each call's lifecycle (pending, running when the executor says it started,
-     * completed or error); returns them in call order for the next request. A call that will get no
+     * arrives, and each call's lifecycle after {@code pending} (published as it streamed): running
+     * when the executor says it started (or, if the result comes first, just before it), completed
+     * or error; returns them in call order for the next request. A call that will get no
      * result (cancel, timeout) still gets its output, saying why.
      *
      * @param published outputs a previous gateway of the turn already published, by call id
@@ -242,7 +261,6 @@ final class AgentLoop implements Runnable {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
         calls.stream().filter(call -> !published.containsKey(call.callId()))
                 .forEach(call -> pending.put(call, active.result(call.callId())));
-        pending.keySet().forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
         Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
@@ -287,6 +305,9 @@ final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
+                    if (!startedAt.containsKey(call.callId())) {
+                        reporter.toolRunning(call, result.startedAt() > 0 ? result.startedAt() : producer.clock().millis());
+                    }
                     outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
                     reporter.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
