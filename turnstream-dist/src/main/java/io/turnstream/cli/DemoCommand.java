@@ -1,9 +1,9 @@
 package io.turnstream.cli;
 
 import io.turnstream.demo.Demo;
-import io.turnstream.gateway.ApiError;
 import io.turnstream.gateway.ProviderEndpoints;
-import io.turnstream.gateway.TurnStatus;
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayloadType;

@@ -3,8 +3,8 @@ package io.turnstream.demo;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.GatewayConfig;
 import io.turnstream.gateway.ProviderEndpoints;
-import io.turnstream.gateway.TurnRequest;
-import io.turnstream.gateway.TurnStatus;
+import io.turnstream.gateway.turn.TurnRequest;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.WireFormat;
@@ -156,7 +156,7 @@ public final class Demo implements AutoCloseable {
 
     /** Starts a turn with the demo's provider and model; its upserts are printed as they arrive. */
     public TurnStatus startTurn(String prompt) {
-        return gateway.startTurn(TurnRequest.prompt(defaultProvider, defaultModel, prompt));
+        return gateway.admission().startTurn(TurnRequest.prompt(defaultProvider, defaultModel, prompt));
     }
 
     /** Completes with the turn's {@code turn_completed} or {@code turn_error} from {@code llm.upserts}. */

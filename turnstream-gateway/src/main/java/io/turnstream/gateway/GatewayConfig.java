@@ -1,5 +1,8 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.loop.CompactionConfig;
+import io.turnstream.gateway.loop.LoopConfig;
+import io.turnstream.gateway.loop.PriceTable;
 import io.turnstream.gateway.provider.RetryPolicy;
 import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
@@ -20,7 +23,7 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                             String managementHost, int managementPort, PriceTable prices,
                             CompactionConfig compaction) {
 
-    public static final String PREFIX = "turnstream.gateway.";
+    public static final String PREFIX = LoopConfig.PREFIX;
     public static final int DEFAULT_PORT = 8080;
     public static final int DEFAULT_MANAGEMENT_PORT = 8083;
     public static final String MANAGEMENT_PORT = PREFIX + "management.port";
@@ -59,5 +62,10 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(key + " must be a number, got '" + value + "'");
         }
+    }
+
+    /** The part of the settings the agent loop runs turns with. */
+    public LoopConfig loop() {
+        return new LoopConfig(maxTokens, thinkingBudget, retry, toolResultTimeout, prices, compaction);
     }
 }

@@ -1,10 +1,11 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.provider.AnthropicMessagesAdapter;
 import io.turnstream.gateway.provider.OpenAiChatAdapter;
 import io.turnstream.gateway.provider.OpenAiResponsesAdapter;
-import io.turnstream.gateway.provider.ProviderAdapter;
 import io.turnstream.gateway.provider.ProviderEndpoint;
+import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulationScript;
 import java.util.List;
@@ -27,10 +28,6 @@ final class Providers implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Providers.class);
 
-    /** A resolved provider: how to talk to it, where, and which model to ask for. */
-    record Resolved(String name, ProviderAdapter adapter, ProviderEndpoint endpoint, String model) {
-    }
-
     private final ProviderEndpoints endpoints;
     private final GatewayConfig config;
     private SimulatedAnthropicServer simulated;
@@ -50,16 +47,16 @@ final class Providers implements AutoCloseable {
         return SIMULATED;
     }
 
-    Resolved resolve(String provider, String model) {
+    ResolvedProvider resolve(String provider, String model) {
         String name = provider != null ? provider : defaultProvider();
         return switch (name) {
-            case ANTHROPIC -> new Resolved(name, new AnthropicMessagesAdapter(),
+            case ANTHROPIC -> new ResolvedProvider(name, new AnthropicMessagesAdapter(),
                     configured(endpoints.anthropic(), name, "ANTHROPIC"), required(model, name));
-            case OPENAI -> new Resolved(name, new OpenAiResponsesAdapter(),
+            case OPENAI -> new ResolvedProvider(name, new OpenAiResponsesAdapter(),
                     configured(endpoints.openai(), name, "OPENAI"), required(model, name));
-            case OPENAI_CHAT -> new Resolved(name, new OpenAiChatAdapter(),
+            case OPENAI_CHAT -> new ResolvedProvider(name, new OpenAiChatAdapter(),
                     configured(endpoints.openai(), name, "OPENAI"), required(model, name));
-            case SIMULATED -> new Resolved(name, new AnthropicMessagesAdapter(), simulatedEndpoint(),
+            case SIMULATED -> new ResolvedProvider(name, new AnthropicMessagesAdapter(), simulatedEndpoint(),
                     model != null ? model : SIMULATED_MODEL);
             default -> throw ApiError.badRequest("unknown provider '" + name + "'; the providers are "
                     + String.join(", ", NAMES));

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.loop.CompactionPrompts;
+import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;

@@ -9,6 +9,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.MaxTokensContinuation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;

@@ -8,12 +8,12 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.GatewayConfig;
 import io.turnstream.gateway.ProviderEndpoints;
-import io.turnstream.gateway.TurnRequest;
-import io.turnstream.gateway.TurnStatus;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
+import io.turnstream.gateway.turn.TurnRequest;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,9 +94,9 @@ class PublishedToolDefinitionsTest {
 
     /** Runs a turn and returns the tool names its model call was offered. */
     private List<String> offeredIn(String prompt) {
-        TurnStatus turn = gateway.startTurn(TurnRequest.prompt("simulated", null, prompt));
+        TurnStatus turn = gateway.admission().startTurn(TurnRequest.prompt("simulated", null, prompt));
         // the turn runs once the gateway takes it from llm.turn-requests
-        await().atMost(TIMEOUT).until(() -> gateway.status(turn.turnId())
+        await().atMost(TIMEOUT).until(() -> gateway.commands().status(turn.turnId())
                 .filter(status -> status.status().ended()).isPresent());
         return offeredPerPrompt.get(prompt);
     }

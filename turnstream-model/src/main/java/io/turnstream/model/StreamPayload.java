@@ -209,5 +209,18 @@ public sealed interface StreamPayload {
         public Usage(long promptTokens, long completionTokens, long totalTokens) {
             this(promptTokens, completionTokens, totalTokens, null, null, null, null);
         }
+
+        /** The sum of two usages; a cache or reasoning count or a cost is present when either has it. */
+        public Usage plus(Usage other) {
+            return new Usage(promptTokens + other.promptTokens, completionTokens + other.completionTokens,
+                    totalTokens + other.totalTokens, sum(cacheReadTokens, other.cacheReadTokens),
+                    sum(cacheWriteTokens, other.cacheWriteTokens), sum(reasoningTokens, other.reasoningTokens),
+                    costUsd == null || other.costUsd == null ? (costUsd == null ? other.costUsd : costUsd)
+                            : Double.valueOf(costUsd + other.costUsd));
+        }
+
+        private static Long sum(Long a, Long b) {
+            return a == null || b == null ? (a == null ? b : a) : Long.valueOf(a + b);
+        }
     }
 }

@@ -3,12 +3,13 @@ package io.turnstream.gateway.chat;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
-import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.GatewayServer;
-import io.turnstream.gateway.TurnStatus;
+import io.turnstream.gateway.api.TurnStarter;
+import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.security.RequestGuard;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.StreamPosition;
 import io.turnstream.gateway.view.TurnEventsApi;
+import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.util.Optional;
@@ -24,10 +25,12 @@ public final class ChatApi implements GatewayServer.Routes {
     /** The header by which the AI SDK recognises the protocol. */
     static final String PROTOCOL_HEADER = "x-vercel-ai-ui-message-stream";
 
-    private final Gateway gateway;
+    private final TurnStarter starter;
+    private final TurnViews views;
 
-    public ChatApi(Gateway gateway) {
-        this.gateway = gateway;
+    public ChatApi(TurnStarter starter, TurnViews views) {
+        this.starter = starter;
+        this.views = views;
     }
 
     @Override
@@ -38,13 +41,13 @@ public final class ChatApi implements GatewayServer.Routes {
 
     private void chat(Context ctx) throws IOException {
         TraceContext trace = TraceContext.fromHttp(ctx::header);
-        TurnStatus turn = gateway.startTurn(ChatRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
+        TurnStatus turn = starter.startTurn(ChatRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
         ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
         stream(ctx, turn.turnId());
     }
 
     private void resume(Context ctx) throws IOException {
-        Optional<String> running = gateway.views().runningTurnOf(ctx.pathParam("chatId"), RequestGuard.tenant(ctx));
+        Optional<String> running = views.runningTurnOf(ctx.pathParam("chatId"), RequestGuard.tenant(ctx));
         if (running.isEmpty()) {
             ctx.status(204);
             return;
@@ -55,6 +58,6 @@ public final class ChatApi implements GatewayServer.Routes {
     private void stream(Context ctx, String turnId) throws IOException {
         ctx.header(PROTOCOL_HEADER, "v1");
         SseClient client = TurnEventsApi.openEventStream(ctx);
-        gateway.views().subscribe(turnId, StreamPosition.START, client, new UiMessageStream(turnId));
+        views.subscribe(turnId, StreamPosition.START, client, new UiMessageStream(turnId));
     }
 }

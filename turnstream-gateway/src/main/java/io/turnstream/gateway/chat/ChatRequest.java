@@ -1,10 +1,10 @@
 package io.turnstream.gateway.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.turnstream.gateway.ApiError;
-import io.turnstream.gateway.JsonBody;
-import io.turnstream.gateway.TurnRequest;
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.turn.TurnRequest;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -81,7 +81,8 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
             for (JsonNode block : content) {
                 // the API rejects empty text blocks, which a refusal or an early stop can leave
                 if (!("text".equals(block.path("type").asText()) && block.path("text").asText().isEmpty())) {
-                    blocks.add(block);
+                    // a copy: the cache breakpoint may be set on it, and the step's content must stay as received
+                    blocks.add(block.deepCopy());
                 }
             }
             if (!blocks.isEmpty()) {

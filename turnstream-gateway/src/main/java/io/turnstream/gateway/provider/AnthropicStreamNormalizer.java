@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamPayload.Usage;
 import java.io.IOException;
@@ -71,12 +72,39 @@ final class AnthropicStreamNormalizer extends StreamNormalizer {
         if (messageId == null) {
             messageId = id == null ? "" : id;
             usage.merge(message.get("usage"));
+            String reason = text(message, "stop_reason");
+            if (reason != null) {
+                stopReason = reason;
+            }
+            completeBlocks(message.path("content"));
         } else if (!Objects.equals(messageId, id == null ? "" : id)) {
             // A different message spliced into an open one: its blocks would collide by index.
             fail(ErrorInfo.of(ErrorCodes.INVALID_RESPONSE, "the provider started message " + id
                     + " while message " + messageId + " was still open"), false, false);
         }
         // the same message_start again is a harmless duplicate
+    }
+
+    /**
+     * Blocks that arrive whole inside {@code message_start}, as with programmatic tool calling, where
+     * the code execution container has already run and no block events follow: each is started and
+     * ended at once, a tool call with its complete input.
+     */
+    private void completeBlocks(JsonNode content) {
+        int index = 0;
+        for (JsonNode contentBlock : content) {
+            blockStart(index, contentBlock);
+            Block block = blocks.get(index++);
+            if (block == null) {
+                continue;
+            }
+            JsonNode input = contentBlock.get("input");
+            if (block.item != null && block.item.type() == ItemType.FUNCTION_CALL && input != null
+                    && !input.isNull()) {
+                block.item.replaceArguments(input.toString());
+            }
+            blockStop(block);
+        }
     }
 
     private void blockStart(int index, JsonNode contentBlock) {

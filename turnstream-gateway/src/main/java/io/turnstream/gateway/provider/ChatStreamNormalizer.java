@@ -13,7 +13,8 @@ import java.util.TreeMap;
  * Reads an OpenAI Chat Completions stream, as OpenAI and compatible servers (vLLM, Ollama, LiteLLM,
  * Groq, Azure) send it. Tool calls are correlated by their {@code index} in {@code delta.tool_calls};
  * ids and names may arrive late or only once. Reasoning text ({@code reasoning_content} or
- * {@code reasoning}) becomes a reasoning item, content and refusal text one message item. Only
+ * {@code reasoning}, or Mistral's {@code thinking} content parts) becomes a reasoning item, content
+ * (a string or a list of typed parts) and refusal text one message item. Only
  * choice 0 is followed: the gateway never asks for more than one choice. Items end at
  * {@code finish_reason}; the stream ends at {@code [DONE]}, or at the end of the body once a finish
  * reason arrived (some compatible servers omit {@code [DONE]}).
@@ -61,7 +62,12 @@ final class ChatStreamNormalizer extends StreamNormalizer {
         JsonNode delta = choice.path("delta");
         String thought = text(delta, "reasoning_content");
         appendReasoning(thought != null ? thought : text(delta, "reasoning"));
-        appendMessage(text(delta, "content"), content);
+        JsonNode parts = delta.get("content");
+        if (parts != null && parts.isArray()) {
+            contentParts(parts);
+        } else {
+            appendMessage(text(delta, "content"), content);
+        }
         appendMessage(text(delta, "refusal"), refusal);
         int position = 0;
         for (JsonNode call : delta.path("tool_calls")) {
@@ -71,6 +77,31 @@ final class ChatStreamNormalizer extends StreamNormalizer {
         if (reason != null) {
             finishReason = finishReason(reason);
             items.closeAll();
+        }
+    }
+
+    /**
+     * Content given as a list of typed parts, as Mistral's reasoning models send it:
+     * {@code {type: text, text}} is answer text, {@code {type: thinking, thinking: [parts]}} reasoning.
+     * Part types this code does not know are skipped.
+     */
+    private void contentParts(JsonNode parts) {
+        for (JsonNode part : parts) {
+            switch (part.path("type").asText()) {
+                case "text" -> appendMessage(text(part, "text"), content);
+                case "thinking" -> {
+                    JsonNode thinking = part.path("thinking");
+                    if (thinking.isTextual()) {
+                        appendReasoning(thinking.asText());
+                    }
+                    for (JsonNode thought : thinking) {
+                        appendReasoning(text(thought, "text"));
+                    }
+                }
+                default -> {
+                    // images, references and newer part types carry no text to stream
+                }
+            }
         }
     }
 

@@ -11,6 +11,11 @@ public final class FinishReasons {
     public static final String LENGTH = "length";
     public static final String CONTENT_FILTER = "content_filter";
     public static final String REFUSAL = "refusal";
+    /**
+     * Anthropic paused a long server-tool turn; the step goes on by sending the paused content back
+     * ({@link ProviderClient}). Reported only when it kept pausing past the resume limit.
+     */
+    public static final String PAUSE_TURN = "pause_turn";
     /** The turn reached its step limit while the model still wanted tools. */
     public static final String MAX_STEPS = "max_steps";
 

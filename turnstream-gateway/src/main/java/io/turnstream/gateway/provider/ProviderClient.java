@@ -1,11 +1,13 @@
 package io.turnstream.gateway.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload.Usage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.http.HttpClient;
@@ -15,6 +17,8 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -23,7 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes one streamed model call over HTTP and reads it through the adapter's normalizer. Never
+ * Makes a step's streamed model call over HTTP and reads it through the adapter's normalizer. Never
  * throws: HTTP errors, broken connections, stalls and cancels all come back as a
  * {@link StepOutcome}, with open items closed. Retrying is the caller's decision.
  */
@@ -32,6 +36,9 @@ public final class ProviderClient {
     private static final Logger LOG = LoggerFactory.getLogger(ProviderClient.class);
 
     private static final int ERROR_BODY_LIMIT = 64 * 1024;
+
+    /** How often one step is resumed after a pause before it ends as paused; the API pauses after 10 server tool iterations. */
+    static final int PAUSE_RESUMES = 5;
 
     private final HttpClient http;
     private final StallWatchdog watchdog;
@@ -53,8 +60,45 @@ public final class ProviderClient {
                 .build();
     }
 
+    /**
+     * One step: a model call, and, when the provider paused it ({@link FinishReasons#PAUSE_TURN}, a
+     * long server-tool turn), more calls that send the paused content back so the model goes on where
+     * it stopped, up to {@link #PAUSE_RESUMES} times. The step's items, tool calls, content and usage
+     * are those of all its calls.
+     */
     public StepOutcome call(ProviderAdapter adapter, ProviderEndpoint endpoint, ModelRequest request,
                             StepItems items, CancelSignal cancel) {
+        StepOutcome outcome = callOnce(adapter, endpoint, request, items, cancel);
+        for (int resumed = 0; resumed < PAUSE_RESUMES && paused(outcome) && !cancel.isCancelled(); resumed++) {
+            List<Conversation.Entry> sent = new ArrayList<>(request.conversation());
+            sent.add(new Conversation.AssistantNative(outcome.assistantContent()));
+            LOG.info("the provider paused the step; sending its content back to let it continue");
+            StepOutcome next = callOnce(adapter, endpoint, new ModelRequest(request.model(), request.system(), sent,
+                    request.tools(), request.maxTokens(), request.thinkingBudget()), items, cancel);
+            outcome = joined(outcome, next);
+        }
+        return outcome;
+    }
+
+    private static boolean paused(StepOutcome outcome) {
+        return outcome.status() == ResponseStatus.COMPLETE && FinishReasons.PAUSE_TURN.equals(outcome.finishReason())
+                && outcome.assistantContent().isArray();
+    }
+
+    /** A paused call and its continuation as one: the content the API expects back is both in order. */
+    private static StepOutcome joined(StepOutcome paused, StepOutcome next) {
+        ArrayNode content = ((ArrayNode) paused.assistantContent()).deepCopy();
+        if (next.assistantContent().isArray()) {
+            content.addAll((ArrayNode) next.assistantContent());
+        }
+        Usage usage = paused.usage() == null ? next.usage()
+                : next.usage() == null ? paused.usage() : paused.usage().plus(next.usage());
+        return new StepOutcome(next.status(), next.finishReason(), usage, next.toolCalls(), content, next.error(),
+                next.retryable(), next.overloaded(), next.retryAfter(), next.itemsPublished());
+    }
+
+    private StepOutcome callOnce(ProviderAdapter adapter, ProviderEndpoint endpoint, ModelRequest request,
+                                 StepItems items, CancelSignal cancel) {
         StreamNormalizer normalizer = adapter.normalizer(items);
         HttpRequest httpRequest = adapter.request(request, endpoint).timeout(stallTimeout).build();
         CompletableFuture<HttpResponse<InputStream>> pending =

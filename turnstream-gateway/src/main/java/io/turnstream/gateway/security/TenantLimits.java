@@ -1,6 +1,6 @@
 package io.turnstream.gateway.security;
 
-import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.http.ApiError;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;

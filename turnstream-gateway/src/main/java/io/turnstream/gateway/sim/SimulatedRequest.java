@@ -1,7 +1,7 @@
 package io.turnstream.gateway.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.turnstream.gateway.CompactionPrompts;
+import io.turnstream.gateway.loop.CompactionPrompts;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

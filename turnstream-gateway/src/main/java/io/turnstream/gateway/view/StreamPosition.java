@@ -1,6 +1,6 @@
 package io.turnstream.gateway.view;
 
-import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.http.ApiError;
 
 /**
  * Where a client is in a turn's live view: the seq of the last upsert and of the last append it has.

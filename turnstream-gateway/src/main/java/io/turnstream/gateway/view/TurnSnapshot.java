@@ -1,7 +1,7 @@
 package io.turnstream.gateway.view;
 
-import io.turnstream.gateway.TurnPhase;
-import io.turnstream.gateway.TurnStatus;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayloadType;

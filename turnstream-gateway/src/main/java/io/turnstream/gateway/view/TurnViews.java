@@ -1,8 +1,8 @@
 package io.turnstream.gateway.view;
 
 import io.javalin.http.sse.SseClient;
-import io.turnstream.gateway.TurnPhase;
-import io.turnstream.gateway.TurnStatus;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UpsertEnvelope;

@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.TurnPhase;
 import io.turnstream.gateway.sse.SseEvent;
 import io.turnstream.gateway.sse.SseReader;
+import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
@@ -158,7 +158,7 @@ class UiMessageStreamTest {
     void aChatWhoseTurnHasFinishedHasNothingToResume() throws Exception {
         TurnRecords turn = runningTurn();
         turn.completed();
-        await().until(() -> gateway.snapshot(turn.id).map(s -> s.status() == TurnPhase.COMPLETE).orElse(false));
+        await().until(() -> gateway.commands().snapshot(turn.id).map(s -> s.status() == TurnPhase.COMPLETE).orElse(false));
 
         assertThat(Chunks.get(turn.threadId).statusCode()).isEqualTo(204);
     }

@@ -156,6 +156,97 @@ class RecordedProviderStreamsTest {
     }
 
     @Test
+    void anthropicMessageWholeInsideMessageStartKeepsItsTextAndTheCallsRealArguments() {
+        RecordedStreams.Played played = streams.play("anthropic-turnstream-SYNTH-message-start-text-and-call.sse");
+
+        String text = "I'll total the sales of every region in one script.";
+        String arguments = "{\"sql\":\"SELECT region, SUM(amount) FROM sales GROUP BY region\"}";
+        assertThat(played.payloads()).containsExactly(
+                new ItemStart(id(0), ItemType.MESSAGE, text, null, null, null, Origins.AGENT),
+                done(0, ItemType.MESSAGE, text, "anthropic"),
+                startCall(1, "query_database", "toolu_01PtcQuery"),
+                doneCall(1, "query_database", arguments, "toolu_01PtcQuery", "anthropic"));
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
+        assertThat(played.outcome().toolCalls()).containsExactly(
+                new ToolCallRequest(id(1), "toolu_01PtcQuery", "query_database", arguments));
+        JsonNode content = played.outcome().assistantContent();
+        assertThat(content).hasSize(3);
+        assertThat(content.get(1).path("input").path("code").asText()).startsWith("rows = await query_database(");
+        assertThat(content.get(2).path("caller").path("tool_id").asText()).isEqualTo("srvtoolu_01PtcScript");
+    }
+
+    @Test
+    void anthropicToolCallPrepopulatedInMessageStartRunsWithItsInput() {
+        RecordedStreams.Played played = streams.play("vercel-anthropic-SYNTH-message-start-prepopulated.sse");
+
+        assertThat(played.payloads()).containsExactly(
+                startCall(0, "lookup_customer", "toolu_followup"),
+                doneCall(0, "lookup_customer", "{\"id\":\"customer_123\"}", "toolu_followup", "anthropic"));
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
+        assertThat(played.outcome().assistantContent()).extracting(block -> block.path("type").asText())
+                .containsExactly("code_execution_tool_result", "code_execution_tool_result", "tool_use");
+    }
+
+    @Test
+    void anthropicPausedTurnIsContinuedBySendingThePausedContentBack() {
+        RecordedStreams.Played played = streams.play("pause-turn", new AnthropicMessagesAdapter(),
+                RecordedStreams.simpleRequest(), RecordedStreams.bytes("anthropic-turnstream-SYNTH-pause-turn.sse"),
+                RecordedStreams.bytes("anthropic-turnstream-SYNTH-pause-turn-continued.sse"));
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemType.MESSAGE));
+        expected.addAll(deltas(0, "I'll look up", " the latest Kafka release."));
+        expected.add(done(0, ItemType.MESSAGE, "I'll look up the latest Kafka release.", "anthropic"));
+        expected.add(start(1, ItemType.MESSAGE));
+        expected.addAll(deltas(1, "The downloads page", " lists the latest release first."));
+        expected.add(done(1, ItemType.MESSAGE, "The downloads page lists the latest release first.", "anthropic"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().status()).isEqualTo(ResponseStatus.COMPLETE);
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(2210 + 2750, 96 + 21, 2210 + 96 + 2750 + 21));
+
+        JsonNode messages = played.request().path("messages");
+        JsonNode resent = messages.get(messages.size() - 1);
+        assertThat(resent.path("role").asText()).isEqualTo("assistant");
+        assertThat(resent.path("content")).extracting(block -> block.path("type").asText())
+                .containsExactly("text", "server_tool_use", "web_search_tool_result");
+        assertThat(resent.path("content").get(1).path("input"))
+                .isEqualTo(Json.fromString("{\"query\":\"Apache Kafka latest release\"}", JsonNode.class));
+        assertThat(played.outcome().assistantContent()).extracting(block -> block.path("type").asText())
+                .containsExactly("text", "server_tool_use", "web_search_tool_result", "text");
+        assertThat(played.outcome().assistantContent().get(2).has("cache_control")).isFalse();
+    }
+
+    @Test
+    void anthropicTurnThatKeepsPausingEndsAsPausedAfterTheResumeLimit() {
+        RecordedStreams.Played played = streams.play("pause-forever", new AnthropicMessagesAdapter(),
+                RecordedStreams.simpleRequest(), RecordedStreams.bytes("anthropic-turnstream-SYNTH-pause-turn.sse"));
+
+        assertThat(played.outcome().status()).isEqualTo(ResponseStatus.COMPLETE);
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.PAUSE_TURN);
+        assertThat(played.payloads()).filteredOn(p -> p instanceof ItemDone)
+                .hasSize(1 + ProviderClient.PAUSE_RESUMES);
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(played.payloads());
+    }
+
+    @Test
+    void chatContentAsTypedPartsKeepsTheThinkingAndTheText() {
+        RecordedStreams.Played played = streams.play("vercel-mistral-reasoning-parts.sse");
+
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(start(0, ItemType.REASONING));
+        expected.addAll(deltas(0, "The user is asking", " for 2+2. This is basic arithmetic. 2+2=4."));
+        expected.add(done(0, ItemType.REASONING, "The user is asking for 2+2. This is basic arithmetic. 2+2=4.",
+                "openai-chat"));
+        expected.add(start(1, ItemType.MESSAGE));
+        expected.add(delta(1, "2 + 2 = 4"));
+        expected.add(done(1, ItemType.MESSAGE, "2 + 2 = 4", "openai-chat"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
+        assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.STOP);
+        assertThat(played.outcome().assistantContent().path("content").asText()).isEqualTo("2 + 2 = 4");
+    }
+
+    @Test
     void anthropicElidedRecordingIsReportedAsBadInput() {
         RecordedStreams.Played played = streams.play("anthropic-docs-web-search-ELIDED.sse");
 

@@ -34,12 +34,15 @@ final class RecordedStreams implements AutoCloseable {
             "anthropic-pysdk-fallback_response.sse",
             "anthropic-pysdk-refusal_response.sse",
             "anthropic-pysdk-tool_use_response.sse",
+            "anthropic-turnstream-SYNTH-message-start-text-and-call.sse",
+            "anthropic-turnstream-SYNTH-pause-turn-continued.sse",
             "openai-chat-length.sse",
             "openai-chat-multi-choice.sse",
             "openai-chat-refusal.sse",
             "openai-chat-text.sse",
             "openai-chat-tool-call.sse",
             "vercel-anthropic-SYNTH-duplicate-message-start.sse",
+            "vercel-anthropic-SYNTH-message-start-prepopulated.sse",
             "vercel-anthropic-SYNTH-spliced-message-start.sse",
             "vercel-anthropic-fallback-block.sse",
             "vercel-anthropic-json-tool.sse",
@@ -49,6 +52,7 @@ final class RecordedStreams implements AutoCloseable {
             "vercel-anthropic-tool-no-args.sse",
             "vercel-chat-azure-prompt-filter.sse",
             "vercel-chat-openai-text-long.sse",
+            "vercel-mistral-reasoning-parts.sse",
             "vercel-responses-SYNTH-custom-tool.sse",
             "vercel-responses-copilot-id-rotation.sse",
             "vercel-responses-error-insufficient-quota.sse",
@@ -69,7 +73,8 @@ final class RecordedStreams implements AutoCloseable {
         if (fixture.startsWith("anthropic-") || fixture.startsWith("vercel-anthropic-")) {
             return new AnthropicMessagesAdapter();
         }
-        if (fixture.startsWith("openai-chat-") || fixture.startsWith("vercel-chat-")) {
+        if (fixture.startsWith("openai-chat-") || fixture.startsWith("vercel-chat-")
+                || fixture.startsWith("vercel-mistral-")) {
             return new OpenAiChatAdapter();
         }
         return new OpenAiResponsesAdapter();
@@ -98,12 +103,17 @@ final class RecordedStreams implements AutoCloseable {
     }
 
     Played play(String fixture) {
-        return play(fixture, bytes(fixture), adapterFor(fixture), simpleRequest());
+        return play(fixture, adapterFor(fixture), simpleRequest(), bytes(fixture));
     }
 
     /** Serves {@code body} under {@code name} and reads it through {@code adapter}. */
     Played play(String name, byte[] body, ProviderAdapter adapter, ModelRequest request) {
-        String baseUrl = server.register(name, body);
+        return play(name, adapter, request, body);
+    }
+
+    /** Serves {@code bodies} in turn under {@code name} and reads them through {@code adapter} as one step. */
+    Played play(String name, ProviderAdapter adapter, ModelRequest request, byte[]... bodies) {
+        String baseUrl = server.register(name, bodies);
         List<StreamPayload> payloads = new ArrayList<>();
         StepItems items = new StepItems(STEP, providerId(adapter), payloads::add);
         ProviderClient client = new ProviderClient(http, watchdog, Duration.ofSeconds(20));

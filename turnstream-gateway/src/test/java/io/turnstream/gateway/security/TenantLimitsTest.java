@@ -3,7 +3,7 @@ package io.turnstream.gateway.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.turnstream.gateway.ApiError;
+import io.turnstream.gateway.http.ApiError;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;

@@ -86,7 +86,7 @@ class TurnEventsSseTest {
         turn.started();
         turn.message("m1", "Done.", ChangeType.COMPLETED);
         turn.completed();
-        await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
+        await().until(() -> gateway.commands().snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
 
         HttpResponse<String> response = http.send(request(turn.id, "3"), HttpResponse.BodyHandlers.ofString());
 
@@ -103,7 +103,7 @@ class TurnEventsSseTest {
             turn.message("answer", text.toString(), i == 0 ? ChangeType.CREATED : ChangeType.UPDATED);
         }
         turn.reasoning("thinking", "Let me think.", ChangeType.CREATED);
-        await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 12).orElse(false));
+        await().until(() -> gateway.commands().snapshot(turn.id).map(s -> s.seq() == 12).orElse(false));
 
         Stream late = Stream.open(turn.id, null);
         await().until(() -> late.seqs().size() == 3);
@@ -184,7 +184,7 @@ class TurnEventsSseTest {
         }
         turn.message("m1", text.toString(), ChangeType.UPDATED);
         turn.append("m1", text.length(), "c");
-        await().until(() -> gateway.snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
+        await().until(() -> gateway.commands().snapshot(turn.id).map(s -> s.seq() == 3).orElse(false));
 
         Stream late = Stream.open(turn.id, null);
         turn.completed();
@@ -198,7 +198,7 @@ class TurnEventsSseTest {
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
         TurnRecords turn = newTurn();
         turn.started();
-        await().until(() -> gateway.snapshot(turn.id).isPresent());
+        await().until(() -> gateway.commands().snapshot(turn.id).isPresent());
 
         HttpResponse<String> response = http.send(request(turn.id, "seven"), HttpResponse.BodyHandlers.ofString());
 

@@ -1,0 +1,16 @@
+package io.turnstream.gateway.api;
+
+import io.turnstream.gateway.loop.ApprovalDecisions;
+
+/** Takes a person's decisions on tool calls awaiting approval. */
+public interface ApprovalDesk {
+
+    /**
+     * Publishes the decision unless one already stands, then answers with the decision that stands:
+     * the first one after the executor asked. Repeating a request changes nothing.
+     *
+     * @throws io.turnstream.gateway.http.ApiError 404 when the call is not awaiting approval, 503 when the
+     *                                             decision cannot be published or is not seen back in time
+     */
+    ApprovalDecisions.Decision decideApproval(String turnId, String callId, boolean approved, String reason);
+}

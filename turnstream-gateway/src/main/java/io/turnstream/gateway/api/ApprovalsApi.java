@@ -1,0 +1,60 @@
+package io.turnstream.gateway.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.loop.ApprovalDecisions;
+import io.turnstream.model.Json;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * {@code POST /v1/turns/{turnId}/tool-calls/{callId}/approval} with {@code {approved, reason?}}: a
+ * person's decision on a tool call awaiting approval. The decision goes to {@code llm.control}, so
+ * any gateway instance accepts it; the tool executor holding the call applies the first decision
+ * and ignores later ones, which makes repeating a request harmless. Answers {@code 202} with the
+ * decision that stands ({@code approved}, {@code reason}): a repeated or contradicting request gets
+ * the first decision back; {@code 404} when the call is not awaiting approval.
+ */
+public final class ApprovalsApi implements GatewayServer.Routes {
+
+    private final ApprovalDesk desk;
+
+    public ApprovalsApi(ApprovalDesk desk) {
+        this.desk = desk;
+    }
+
+    @Override
+    public void register(RoutesConfig routes) {
+        routes.post("/v1/turns/{turnId}/tool-calls/{callId}/approval", this::decide);
+    }
+
+    private void decide(Context ctx) {
+        String turnId = ctx.pathParam("turnId");
+        String callId = ctx.pathParam("callId");
+        JsonNode body;
+        try {
+            body = Json.MAPPER.readTree(ctx.body());
+        } catch (JsonProcessingException e) {
+            throw ApiError.badRequest("the body is not valid JSON: " + e.getOriginalMessage());
+        }
+        JsonNode approved = body == null ? null : body.get("approved");
+        JsonNode reason = body == null ? null : body.get("reason");
+        if (approved == null || !approved.isBoolean() || (reason != null && !reason.isNull() && !reason.isTextual())) {
+            throw ApiError.badRequest("the body must be {\"approved\": true|false, \"reason\": \"...\" (optional)}");
+        }
+        String why = reason == null || reason.isNull() ? null : reason.asText();
+        ApprovalDecisions.Decision decision = desk.decideApproval(turnId, callId, approved.asBoolean(), why);
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("turnId", turnId);
+        answer.put("callId", callId);
+        answer.put("approved", decision.approved());
+        if (decision.reason() != null) {
+            answer.put("reason", decision.reason());
+        }
+        ctx.status(202).json(answer);
+    }
+}

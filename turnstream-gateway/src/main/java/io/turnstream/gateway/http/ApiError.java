@@ -1,0 +1,48 @@
+package io.turnstream.gateway.http;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A request the HTTP API refuses, with the status and the message the caller sees as
+ * {@code {"error": message}}, and any headers the answer needs (such as {@code Retry-After}). Any route
+ * or filter may throw it.
+ */
+public final class ApiError extends RuntimeException {
+
+    private final int status;
+    private final Map<String, String> headers;
+
+    public ApiError(int status, String message) {
+        this(status, message, Map.of());
+    }
+
+    public ApiError(int status, String message, Map<String, String> headers) {
+        super(message);
+        this.status = status;
+        this.headers = Map.copyOf(headers);
+    }
+
+    public static ApiError badRequest(String message) {
+        return new ApiError(400, message);
+    }
+
+    public static ApiError notFound(String message) {
+        return new ApiError(404, message);
+    }
+
+    /** 429 with {@code Retry-After} in whole seconds. */
+    public static ApiError tooManyRequests(String message, long retryAfterSeconds) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Retry-After", String.valueOf(Math.max(1, retryAfterSeconds)));
+        return new ApiError(429, message, headers);
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public Map<String, String> headers() {
+        return headers;
+    }
+}

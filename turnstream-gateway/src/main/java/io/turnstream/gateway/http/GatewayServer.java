@@ -1,0 +1,91 @@
+package io.turnstream.gateway.http;
+
+import io.javalin.Javalin;
+import io.javalin.config.RoutesConfig;
+import io.javalin.json.JavalinJackson;
+import io.turnstream.model.Json;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway's HTTP server (Javalin). It knows no routes of its own: each feature registers its
+ * routes (the turns API, the SSE feeds, the chat endpoint) through {@link Routes}. Every request, to
+ * whichever route, first passes the guard (keys, origins, body type and size), which registers its
+ * before-handler first.
+ * Errors are JSON: {@code {"error": "..."}} with the status of an {@link ApiError}, 404 for unknown
+ * paths, 500 (logged, details withheld) for anything unexpected.
+ */
+public final class GatewayServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(GatewayServer.class);
+
+    /** A set of routes to serve. */
+    @FunctionalInterface
+    public interface Routes {
+        void register(RoutesConfig routes);
+    }
+
+    /** Marks a response an {@link ApiError} already wrote, so the 404 mapper leaves it alone. */
+    private static final String ANSWERED = "turnstream.answered";
+
+    private final Javalin app;
+    private final String host;
+
+    private GatewayServer(Javalin app, String host) {
+        this.app = app;
+        this.host = host;
+    }
+
+    /**
+     * @param port 0 for a free one
+     * @param maxBodyBytes the largest request body read at all
+     * @param guard the checks every request passes before any route
+     */
+    public static GatewayServer start(String host, int port, long maxBodyBytes, Routes guard, List<Routes> routes) {
+        Javalin app = Javalin.create(config -> {
+            config.startup.showJavalinBanner = false;
+            config.startup.showOldJavalinVersionWarning = false;
+            config.jsonMapper(new JavalinJackson(Json.MAPPER, false));
+            config.http.defaultContentType = "application/json";
+            config.http.maxRequestSize = maxBodyBytes;
+            config.routes.exception(ApiError.class, (e, ctx) -> {
+                ctx.attribute(ANSWERED, true);
+                e.headers().forEach(ctx::header);
+                ctx.status(e.status()).json(error(e.getMessage()));
+            });
+            config.routes.exception(Exception.class, (e, ctx) -> {
+                LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
+                ctx.status(500).json(error("internal error; see the gateway's log"));
+            });
+            config.routes.error(404, ctx -> {
+                if (ctx.attribute(ANSWERED) == null) {
+                    ctx.json(error("no route " + ctx.method() + " " + ctx.path()));
+                }
+            });
+            guard.register(config.routes);
+            routes.forEach(r -> r.register(config.routes));
+        });
+        app.start(host, port);
+        return new GatewayServer(app, host);
+    }
+
+    public static Map<String, String> error(String message) {
+        return Map.of("error", message);
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    public String baseUrl() {
+        String shown = "0.0.0.0".equals(host) ? "127.0.0.1" : host;
+        return "http://" + shown + ":" + port();
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+}

@@ -1,0 +1,420 @@
+package io.turnstream.gateway.loop;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.loop.GatewayMetrics.Counter;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ErrorCodes;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.ResolvedProvider;
+import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.Json;
+import io.turnstream.model.Origins;
+import io.turnstream.model.OutputItem;
+import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.Usage;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
+import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Runs one turn: {@code response_start}, the user's prompt as a held user message, then model steps.
+ * A step that ends with tool calls waits for their results from {@code llm.tool-results}, publishes
+ * each as a {@code function_call_output} item, and calls the model again with them. The turn ends
+ * at a final answer, at the step limit, on cancel ({@code aborted}) or on error. This class is the
+ * only writer of the turn's raw events.
+ */
+public final class AgentLoop implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(60);
+
+    /** Everything a turn needs to know, resolved and validated. */
+    public record Turn(String turnId, String threadId, String runId, ResolvedProvider provider, String fallbackModel,
+                String system, List<Conversation.Entry> conversation, String prompt,
+                List<ToolDefinition> tools, int maxSteps, TraceContext trace,
+                String tenantId) {
+    }
+
+    /** The turn ended early; the terminal event is already published. */
+    private static final class TurnEnded extends Exception {
+        final ResponseStatus status;
+
+        TurnEnded(ResponseStatus status) {
+            super(status.wire(), null, false, false);
+            this.status = status;
+        }
+
+        /** The turn goes on in another gateway; {@code run()} sees the handover and reports no status. */
+        static TurnEnded handedOver() {
+            return new TurnEnded(ResponseStatus.ABORTED);
+        }
+    }
+
+    private final Turn turn;
+    private final TurnRegistry.ActiveTurn active;
+    private final TurnRegistry registry;
+    private final TurnPublisher producer;
+    private final TurnProgress progress;
+    private final ProviderClient client;
+    private final GatewayMetrics metrics;
+    private final LoopConfig config;
+    private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
+    private final TurnStatusReporter reporter = new TurnStatusReporter(this::publish);
+    private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
+    private final StepRetry retry;
+    private final MaxTokensContinuation continuation;
+    private final UsageLedger usage;
+    private final ContextManager context;
+
+    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
+    public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
+              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config) {
+        this.turn = turn;
+        this.progress = progress;
+        this.active = active;
+        this.registry = registry;
+        this.producer = producer;
+        this.client = client;
+        this.metrics = metrics;
+        this.config = config;
+        this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
+        this.continuation = new MaxTokensContinuation(progress.continuations());
+        this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
+                usage::addFailed);
+        this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
+                this::publish, active.cancel, usage::add, metrics, producer.clock());
+    }
+
+    @Override
+    public void run() {
+        MDC.put("turnId", turn.turnId());
+        MDC.put("traceId", turn.trace().traceId());
+        long started = System.nanoTime();
+        ResponseStatus status = ResponseStatus.ERROR;
+        try {
+            status = steps();
+        } catch (TurnEnded ended) {
+            status = ended.status;
+        } catch (RuntimeException e) {
+            LOG.error("turn failed inside the gateway", e);
+            publish(new StreamPayload.ResponseError(turn.runId(), ErrorInfo.of(ErrorCodes.INTERNAL,
+                    "the gateway failed while running the turn: " + e.getClass().getSimpleName())));
+        } finally {
+            awaitDelivery();
+            boolean handedOver = active.handover.isDone();
+            if (handedOver) {
+                registry.release(turn.turnId());
+            } else {
+                count(status);
+                registry.finish(turn.turnId(), TurnPhase.endedAs(status));
+            }
+            LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
+                    (System.nanoTime() - started) / 1_000_000, usage.total());
+            MDC.remove("turnId");
+            MDC.remove("traceId");
+        }
+    }
+
+    private ResponseStatus steps() throws TurnEnded {
+        if (progress.started()) {
+            LOG.info("turn resumed at step {}: run {}, thread {}, provider {}, model {}", progress.nextStep(),
+                    turn.runId(), turn.threadId(), turn.provider().name(), retry.model());
+        } else {
+            LOG.info("turn started: run {}, thread {}, provider {}, model {}, up to {} steps", turn.runId(),
+                    turn.threadId(), turn.provider().name(), retry.model(), turn.maxSteps());
+            publish(new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), turn.threadId(), null, retry.model(),
+                    turn.provider().name(), producer.clock().millis(), turn.tenantId()));
+        }
+        publishUserPrompt();
+        Conversation conversation = new Conversation(turn.conversation());
+        progress.completed().forEach(conversation::add);
+        if (progress.finishReason() != null) {
+            return done(progress.finishReason());
+        }
+        TurnProgress.Awaiting awaiting = progress.awaiting();
+        if (awaiting != null) {
+            release(awaiting.unreleased());
+            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+        }
+        for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
+            if (active.handover.isDone()) {
+                throw TurnEnded.handedOver();
+            }
+            int current = step;
+            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            Usage stepUsage = null;
+            if (outcome.status() == ResponseStatus.ERROR) {
+                usage.addFailed(retry.model(), outcome.usage());
+            } else {
+                stepUsage = usage.add(retry.model(), outcome.usage());
+            }
+            if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
+                reporter.stepCompleted(step, retry.model(), stepUsage);
+            }
+            ensurePublishing();
+            switch (outcome.status()) {
+                case ABORTED -> {
+                    abandon(outcome.toolCalls(), abortedCall());
+                    throw aborted();
+                }
+                case ERROR -> {
+                    abandon(outcome.toolCalls(), new UnansweredCall(ToolState.ABORTED, outcome.error(),
+                            "aborted: the model call failed"));
+                    publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
+                    return ResponseStatus.ERROR;
+                }
+                default -> {
+                    // complete: go on
+                }
+            }
+            LOG.info("step {} complete: finish reason {}, {} tool call(s)", step, outcome.finishReason(),
+                    outcome.toolCalls().size());
+            conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
+            boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
+                    continued));
+            release(outcome.toolCalls());
+            if (continued) {
+                LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                reporter.continuing();
+                conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
+                continue;
+            }
+            if (outcome.toolCalls().isEmpty()) {
+                return done(outcome.finishReason());
+            }
+            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+        }
+        LOG.info("turn reached its limit of {} steps", turn.maxSteps());
+        return done(FinishReasons.MAX_STEPS);
+    }
+
+    private ResponseStatus done(String finishReason) {
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
+                retry.model(), usage.failed()));
+        return ResponseStatus.COMPLETE;
+    }
+
+    private TurnEnded aborted() {
+        LOG.info("turn cancelled: {}", active.cancel.reason());
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model(),
+                usage.failed()));
+        return new TurnEnded(ResponseStatus.ABORTED);
+    }
+
+    private void publishUserPrompt() {
+        String id = turn.runId() + "-user-prompt";
+        if (progress.promptDone()) {
+            return;
+        }
+        if (!progress.promptStarted()) {
+            publish(new StreamPayload.ItemStart(id, ItemType.MESSAGE, turn.prompt(), null, null, null,
+                    Origins.USER));
+        }
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, turn.prompt(), Origins.USER,
+                null, null, null, null, null, null)));
+    }
+
+    /**
+     * Publishes the {@code item_done} of a committed step's calls, which routes them to the tool
+     * executor. Sent after the step's checkpoint on the same transactional producer, so a call is
+     * never visible to the executor unless its step is committed (see {@link StepItems}).
+     */
+    private void release(List<ToolCallRequest> calls) {
+        calls.forEach(call -> publish(call.itemDone(turn.provider().name())));
+    }
+
+    /**
+     * Waits for every call's result, publishing each as a {@code function_call_output} item as it
+     * arrives, and each call's lifecycle after {@code pending} (published as it streamed): running
+     * when the executor says it started (or, if the result comes first, just before it), completed
+     * or error; returns them in call order for the next request. A call that will get no
+     * result (cancel, timeout) still gets its output, saying why.
+     *
+     * @param published outputs a previous gateway of the turn already published, by call id
+     */
+    private Conversation.ToolOutputs awaitToolResults(int step, List<ToolCallRequest> calls,
+                                                      Map<String, Conversation.ToolOutput> published) throws TurnEnded {
+        Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
+        calls.stream().filter(call -> !published.containsKey(call.callId()))
+                .forEach(call -> pending.put(call, active.result(call.callId())));
+        Map<String, Long> startedAt = new HashMap<>();
+        Set<String> awaitingApproval = new HashSet<>();
+        Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
+        long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
+        while (!pending.isEmpty()) {
+            List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
+            pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
+                    .forEach(call -> waitingFor.add(active.started(call.callId())));
+            pending.keySet().stream().filter(call -> !awaitingApproval.contains(call.callId()))
+                    .forEach(call -> waitingFor.add(active.awaitingApproval(call.callId())));
+            waitingFor.add(active.cancel.future());
+            waitingFor.add(active.handover);
+            try {
+                CompletableFuture.anyOf(waitingFor.toArray(CompletableFuture[]::new))
+                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                ToolCallRequest late = pending.keySet().iterator().next();
+                ErrorInfo timeout = ErrorInfo.of(ErrorCodes.TOOL_RESULT_TIMEOUT, "no result for tool call "
+                        + late.callId() + " (" + late.name() + ") within " + config.toolResultTimeout().toSeconds()
+                        + " s; is the tool executor running?");
+                endUnanswered(step, calls, pending.keySet(), startedAt, new UnansweredCall(ToolState.ERROR, timeout,
+                        "timed out: no result within " + config.toolResultTimeout().toSeconds() + " s"));
+                publish(new StreamPayload.ResponseError(turn.runId(), timeout));
+                throw new TurnEnded(ResponseStatus.ERROR);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
+                throw aborted();
+            } catch (ExecutionException impossible) {
+                throw new IllegalStateException(impossible);
+            }
+            if (active.cancel.isCancelled()) {
+                endUnanswered(step, calls, pending.keySet(), startedAt, abortedCall());
+                throw aborted();
+            }
+            if (active.handover.isDone()) {
+                throw TurnEnded.handedOver();
+            }
+            for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
+                var entry = it.next();
+                ToolCallRequest call = entry.getKey();
+                if (entry.getValue().isDone()) {
+                    it.remove();
+                    ToolResult result = entry.getValue().join();
+                    if (!startedAt.containsKey(call.callId())) {
+                        reporter.toolRunning(call, result.startedAt() > 0 ? result.startedAt() : producer.clock().millis());
+                    }
+                    outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
+                    reporter.toolFinished(call, result);
+                } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
+                    long at = active.started(call.callId()).join();
+                    startedAt.put(call.callId(), at);
+                    awaitingApproval.add(call.callId());
+                    reporter.toolRunning(call, at);
+                } else if (!awaitingApproval.contains(call.callId()) && active.awaitingApproval(call.callId()).isDone()) {
+                    awaitingApproval.add(call.callId());
+                    reporter.toolAwaitingApproval(call);
+                }
+            }
+        }
+        List<Conversation.ToolOutput> ordered = new ArrayList<>();
+        calls.forEach(call -> ordered.add(outputs.get(call.callId())));
+        return new Conversation.ToolOutputs(ordered);
+    }
+
+    /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */
+    private record UnansweredCall(ToolState status, ErrorInfo error, String output) {
+    }
+
+    private UnansweredCall abortedCall() {
+        String reason = active.cancel.reason();
+        return new UnansweredCall(ToolState.ABORTED, ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, reason == null ? "cancelled" : reason),
+                "aborted" + (reason == null ? "" : ": " + reason));
+    }
+
+    /** Every tool call ends with an output: the calls that will get no result get one saying why, with success false. */
+    private void endUnanswered(int step, List<ToolCallRequest> calls, Collection<ToolCallRequest> unanswered,
+                               Map<String, Long> startedAt, UnansweredCall why) {
+        for (ToolCallRequest call : List.copyOf(unanswered)) {
+            endWithoutResult(outputId(step, calls.indexOf(call)), call, startedAt.get(call.callId()), why);
+        }
+    }
+
+    /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
+    private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
+        calls.forEach(call -> endWithoutResult(call.itemId() + "-out", call, null, why));
+    }
+
+    private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
+        long now = producer.clock().millis();
+        publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
+                TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, now));
+        reporter.toolEnded(call, why.status(), startedAt, now, why.error());
+    }
+
+    private String outputId(int step, int index) {
+        return turn.runId() + "-s" + step + "-out" + index;
+    }
+
+    private Conversation.ToolOutput publishOutput(String id, ToolCallRequest call, ToolResult result) {
+        String name = result.toolName() != null ? result.toolName() : call.name();
+        JsonNode output = result.output();
+        String errorText = result.error() == null ? null : result.error().code() + ": " + result.error().message();
+        if (!result.success() && (output == null || output.isNull()) && errorText != null) {
+            output = TextNode.valueOf(errorText);
+        }
+        publish(new StreamPayload.ItemStart(id, ItemType.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null));
+        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.FUNCTION_CALL_OUTPUT, null, null, name, null,
+                call.callId(), output, result.success(), null)));
+        String text = Json.asText(output);
+        return new Conversation.ToolOutput(call.callId(), name, text == null ? "" : text, result.success());
+    }
+
+    private void publish(StreamPayload payload) {
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
+        sent.whenComplete((ok, error) -> {
+            if (error != null && publishFailure.compareAndSet(null, error)) {
+                metrics.increment(Counter.PUBLISH_FAILURES);
+                LOG.error("cannot publish the turn's events: {}", error.getMessage());
+            }
+        });
+        metrics.increment(Counter.EVENTS_PUBLISHED);
+        lastPublished = sent;
+    }
+
+    /** A turn whose events cannot reach Kafka is stopped: continuing would spend tokens nobody sees. */
+    private void ensurePublishing() throws TurnEnded {
+        if (publishFailure.get() != null) {
+            active.cancel.cancel("events cannot be published");
+            throw new TurnEnded(ResponseStatus.ERROR);
+        }
+    }
+
+    /** The turn is reported finished only once its last event is on the broker. */
+    private void awaitDelivery() {
+        try {
+            lastPublished.get(DELIVERY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("the turn's last events may not have reached Kafka: {}", e.getMessage());
+        }
+    }
+
+
+    private void count(ResponseStatus status) {
+        if (status == ResponseStatus.COMPLETE) {
+            metrics.increment(Counter.TURNS_COMPLETED);
+        } else if (status == ResponseStatus.ABORTED) {
+            metrics.increment(Counter.TURNS_ABORTED);
+        } else {
+            metrics.increment(Counter.TURNS_FAILED);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.turnstream.gateway.loop;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The approval rounds of tool calls as {@code llm.control} tells them, for every turn (whichever
+ * gateway runs it): a tool executor asks ({@code approval_requested}), and the first decision
+ * ({@code approval}) after the ask is the one the executor applies, because both read the turn's
+ * control partition in the same order. Later decisions change nothing; a new ask (the call was
+ * taken over by another executor) opens a new round.
+ */
+public final class ApprovalDecisions {
+
+    private static final int KEPT = 10_000;
+    /** How long a request waits for its decision to be published and read back. */
+    public static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+
+    /** A decision that stands. */
+    public record Decision(boolean approved, String reason) {
+    }
+
+    /** One ask and its first decision. */
+    public static final class Round {
+        public final CompletableFuture<Void> asked = new CompletableFuture<>();
+        public final CompletableFuture<Decision> decision = new CompletableFuture<>();
+    }
+
+    private final Map<String, Round> rounds = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Round> eldest) {
+                    return size() > KEPT;
+                }
+            });
+
+    /** The call's current round, created (not yet asked) when none is known. */
+    public Round round(String turnId, String callId) {
+        return rounds.computeIfAbsent(key(turnId, callId), k -> new Round());
+    }
+
+    public void asked(String turnId, String callId) {
+        String key = key(turnId, callId);
+        synchronized (rounds) {
+            Round round = rounds.get(key);
+            if (round == null || round.decision.isDone()) {
+                round = new Round();
+                rounds.put(key, round);
+            }
+            round.asked.complete(null);
+        }
+    }
+
+    public void decided(String turnId, String callId, boolean approved, String reason) {
+        Round round = rounds.get(key(turnId, callId));
+        if (round != null && round.asked.isDone()) {
+            round.decision.complete(new Decision(approved, reason));
+        }
+    }
+
+    /**
+     * A turn taken over from another gateway shows its calls that still wait for a decision as
+     * awaiting approval again; the decision reaches the executor as before.
+     */
+    public void showAwaiting(String turnId, TurnProgress progress, TurnRegistry.ActiveTurn active) {
+        if (progress.awaiting() == null) {
+            return;
+        }
+        for (var call : progress.awaiting().calls()) {
+            Round round = rounds.get(key(turnId, call.callId()));
+            if (round != null && round.asked.isDone() && !round.decision.isDone()) {
+                active.awaitingApproval(call.callId()).complete(null);
+            }
+        }
+    }
+
+    private static String key(String turnId, String callId) {
+        return turnId + "/" + callId;
+    }
+}

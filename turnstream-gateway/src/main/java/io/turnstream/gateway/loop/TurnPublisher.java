@@ -1,0 +1,23 @@
+package io.turnstream.gateway.loop;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
+import java.util.concurrent.CompletableFuture;
+
+/** Where a running turn writes: its raw events, and a checkpoint when a model step completes. */
+public interface TurnPublisher {
+
+    /**
+     * Sends one event of a run, with the turn's trace context in {@code trace_context} and as
+     * headers; completes when the broker has it, or exceptionally when it never will.
+     */
+    CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload);
+
+    /** Records a completed step (see {@link TurnProgress#checkpoint}), so another gateway can go on after it. */
+    CompletableFuture<Void> stepDone(int step, JsonNode checkpoint);
+
+    /** The time the turn's events are stamped with. */
+    Clock clock();
+}

@@ -1,0 +1,241 @@
+package io.turnstream.gateway.ownership;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.loop.TurnPublisher;
+import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * A partition of {@code llm.turn-requests} this gateway owns, the turns it runs for it, and the
+ * transactional producer those turns write with. The transactional id is the group id plus the
+ * partition number, so the next owner's {@code initTransactions} fences this one (its later sends
+ * and commits fail) and aborts whatever it left uncommitted: read_committed readers (the topology,
+ * the next owner) never see a write of an owner that lost the partition. The turns' sends share
+ * the open transaction; the ownership loop commits it every commit interval, together with the
+ * partition's group offset: the earliest request whose turn has not finished here.
+ */
+public final class OwnedPartition implements AutoCloseable {
+
+    private final TopicPartition partition;
+    private final Topics topics;
+    private final WireFormat format;
+    private final Clock clock;
+    private final KafkaProducer<String, byte[]> producer;
+    private final AutoCloseable producerMetrics;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /** Offsets of the requests whose turns have not finished, to the turn id. */
+    private final ConcurrentSkipListMap<Long, String> unfinished = new ConcurrentSkipListMap<>();
+    private final Map<String, TurnRegistry.ActiveTurn> running = new ConcurrentHashMap<>();
+    private boolean inTransaction;
+    private volatile boolean closed;
+    private long committedOffset = -1;
+
+    /** Fences the previous owner: returns once its open transaction is aborted. */
+    OwnedPartition(TopicPartition partition, Properties kafkaProperties, String groupId, Topics topics,
+                   WireFormat format, ServiceMetrics metrics, Clock clock) {
+        this.partition = partition;
+        this.clock = clock;
+        this.topics = topics;
+        this.format = format;
+        Properties props = new Properties();
+        props.putAll(kafkaProperties);
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, groupId + "-turns-" + partition.partition());
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        // what a dead owner left open blocks read_committed readers until it is fenced or times out
+        props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "10000");
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-gateway-turns-" + partition.partition());
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        this.producer = new KafkaProducer<>(props);
+        try {
+            producer.initTransactions();
+        } catch (RuntimeException e) {
+            producer.close(Duration.ZERO);
+            throw e;
+        }
+        this.producerMetrics = metrics.bind(producer);
+    }
+
+    TopicPartition partition() {
+        return partition;
+    }
+
+    /** The writer of one turn of this partition. */
+    public TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {
+        return new TurnPublisher() {
+            @Override
+            public Clock clock() {
+                return clock;
+            }
+
+            @Override
+            public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
+                StreamEvent event = new StreamEvent(UUID.randomUUID().toString(), clock.millis(),
+                        trace.toJson(), runId, payload.type(), payload);
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
+                        format.write(topics.rawEvents(), event));
+                trace.addTo(record.headers());
+                return send(record);
+            }
+
+            @Override
+            public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
+                        partition.partition(), request.threadId(),
+                        format.write(topics.turnRequests(), request.stepDone(step, checkpoint)));
+                trace.addTo(record.headers());
+                return send(record);
+            }
+        };
+    }
+
+    /** A turn of the request at {@code offset} runs here now. */
+    public void started(long offset, TurnRegistry.ActiveTurn turn) {
+        unfinished.put(offset, turn.status.turnId());
+        running.put(turn.status.turnId(), turn);
+    }
+
+    /** A request whose turn had already finished before this gateway owned the partition. */
+    public void alreadyFinished(long offset) {
+        unfinished.remove(offset);
+    }
+
+    /** The turn stopped running here; unless it was handed over, its request need not be read again. */
+    public void stopped(long offset, String turnId, boolean handedOver) {
+        if (!handedOver) {
+            unfinished.remove(offset);
+        }
+        synchronized (running) {
+            running.remove(turnId);
+            running.notifyAll();
+        }
+    }
+
+    /** Waits up to {@code timeout} for every turn to stop; returns whether they did. */
+    boolean awaitIdle(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (running) {
+            while (!running.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                running.wait(Math.max(1, left / 1_000_000));
+            }
+            return true;
+        }
+    }
+
+    /** Turns running here, for handing them over. */
+    Map<String, TurnRegistry.ActiveTurn> running() {
+        return Map.copyOf(running);
+    }
+
+    private CompletableFuture<Void> send(ProducerRecord<String, byte[]> record) {
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        lock.readLock().lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("partition " + partition + " is no longer owned by this gateway");
+            }
+            beginIfNeeded();
+            producer.send(record, (metadata, error) -> {
+                if (error != null) {
+                    sent.completeExceptionally(error);
+                } else {
+                    sent.complete(null);
+                }
+            });
+        } catch (RuntimeException e) {
+            sent.completeExceptionally(e);
+        } finally {
+            lock.readLock().unlock();
+        }
+        return sent;
+    }
+
+    private synchronized void beginIfNeeded() {
+        if (!inTransaction) {
+            producer.beginTransaction();
+            inTransaction = true;
+        }
+    }
+
+    /**
+     * Commits what the turns sent since the last commit, with the group offset: the earliest request
+     * whose turn has not finished, else {@code position}. Called on the ownership thread.
+     *
+     * @throws KafkaException when the transaction cannot commit (for instance: fenced by a new owner)
+     */
+    void commit(long position, ConsumerGroupMetadata group) {
+        long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
+        lock.writeLock().lock();
+        try {
+            if (closed || (!inTransaction && offset == committedOffset)) {
+                return;
+            }
+            beginIfNeeded();
+            // offsets move only when a turn finishes; without them a commit cannot fail on a rebalance
+            if (offset != committedOffset) {
+                producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset)), group);
+            }
+            producer.commitTransaction();
+            inTransaction = false;
+            committedOffset = offset;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** Drops what was sent since the last commit and refuses every later send. */
+    void abandon() {
+        lock.writeLock().lock();
+        try {
+            closed = true;
+            if (inTransaction) {
+                inTransaction = false;
+                producer.abortTransaction();
+            }
+        } catch (KafkaException fencedOrFailed) {
+            // a fenced producer cannot abort; the new owner's initTransactions already did
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        abandon();
+        try {
+            producerMetrics.close();
+        } catch (Exception e) {
+            // only meters: the producer closes regardless
+        }
+        producer.close(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,192 @@
+package io.turnstream.gateway.turn;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.http.JsonBody;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.model.Json;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * A request to start a turn: the body of {@code POST /v1/turns}, validated.
+ *
+ * @param provider null for the default provider
+ * @param model null for the provider's default (only the simulated provider has one)
+ * @param threadId null for a new thread
+ * @param history the conversation before the prompt (from {@code messages})
+ * @param prompt the last user message: the turn's prompt
+ * @param tools null for the built-in tools; empty for none
+ * @param maxSteps null for the configured default
+ * @param fallbackModel null for the configured default
+ */
+public record TurnRequest(String provider, String model, String threadId, String system,
+                          List<Conversation.Entry> history, String prompt, List<ToolDefinition> tools,
+                          Integer maxSteps, String fallbackModel) {
+
+    public static final int MAX_STEPS_LIMIT = 100;
+
+    private static final List<String> FIELDS = List.of("provider", "model", "threadId", "system", "messages", "prompt",
+            "tools", "maxSteps", "fallbackModel");
+    private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+    public TurnRequest {
+        history = List.copyOf(history);
+        tools = tools == null ? null : List.copyOf(tools);
+    }
+
+    /** A single-prompt turn with every default. */
+    public static TurnRequest prompt(String provider, String model, String prompt) {
+        return new TurnRequest(provider, model, null, null, List.of(), prompt, null, null, null);
+    }
+
+    /** The conversation the first step sends: the history, then the prompt. */
+    public List<Conversation.Entry> conversation() {
+        List<Conversation.Entry> all = new ArrayList<>(history);
+        all.add(new Conversation.UserText(prompt));
+        return all;
+    }
+
+    /**
+     * The request as a {@code POST /v1/turns} body: what {@link #parse} reads back into an equal
+     * request. It travels on {@code llm.turn-requests} to the gateway that runs the turn.
+     */
+    public ObjectNode toJson() {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        putIfSet(body, "provider", provider);
+        putIfSet(body, "model", model);
+        putIfSet(body, "threadId", threadId);
+        putIfSet(body, "system", system);
+        if (history.isEmpty()) {
+            body.put("prompt", prompt);
+        } else {
+            ArrayNode messages = body.putArray("messages");
+            for (Conversation.Entry entry : history) {
+                if (entry instanceof Conversation.UserText user) {
+                    messages.addObject().put("role", "user").put("content", user.text());
+                } else if (entry instanceof Conversation.AssistantText assistant) {
+                    messages.addObject().put("role", "assistant").put("content", assistant.text());
+                } else {
+                    throw new IllegalStateException("a request's history holds only text, not " + entry);
+                }
+            }
+            messages.addObject().put("role", "user").put("content", prompt);
+        }
+        if (tools != null) {
+            ArrayNode list = body.putArray("tools");
+            for (ToolDefinition tool : tools) {
+                ObjectNode json = list.addObject().put("name", tool.name());
+                putIfSet(json, "description", tool.description());
+                json.set("parameters", tool.parameters());
+            }
+        }
+        if (maxSteps != null) {
+            body.put("maxSteps", maxSteps);
+        }
+        putIfSet(body, "fallbackModel", fallbackModel);
+        return body;
+    }
+
+    private static void putIfSet(ObjectNode json, String field, String value) {
+        if (value != null) {
+            json.put(field, value);
+        }
+    }
+
+    /** Parses and validates a request body; every problem is a 400 that says what to fix. */
+    public static TurnRequest parse(String body) {
+        JsonNode json = JsonBody.object(body, FIELDS, "{\"prompt\": \"...\"}");
+        boolean hasPrompt = json.hasNonNull("prompt");
+        boolean hasMessages = json.hasNonNull("messages");
+        if (hasPrompt == hasMessages) {
+            throw ApiError.badRequest("give either 'prompt' (a string) or 'messages' (a list of {role, content}), not "
+                    + (hasPrompt ? "both" : "neither"));
+        }
+        List<Conversation.Entry> history = new ArrayList<>();
+        String prompt = hasPrompt ? optional(json, "prompt") : messages(json.get("messages"), history);
+        return new TurnRequest(optional(json, "provider"), optional(json, "model"), optional(json, "threadId"),
+                optional(json, "system"), history, prompt, tools(json.get("tools")), maxSteps(json.get("maxSteps")),
+                optional(json, "fallbackModel"));
+    }
+
+    /** Fills {@code history} with all messages but the last, which must be the user's and is returned. */
+    private static String messages(JsonNode messages, List<Conversation.Entry> history) {
+        if (!messages.isArray() || messages.isEmpty()) {
+            throw ApiError.badRequest("'messages' must be a non-empty list of {role, content}");
+        }
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode message = messages.get(i);
+            String where = "messages[" + i + "]";
+            String role = message.path("role").asText("");
+            JsonNode content = message.get("content");
+            if (content == null || !content.isTextual() || content.asText().isBlank()) {
+                throw ApiError.badRequest(where + ".content must be a non-empty string");
+            }
+            boolean last = i == messages.size() - 1;
+            switch (role) {
+                case "user" -> {
+                    if (last) {
+                        return content.asText();
+                    }
+                    history.add(new Conversation.UserText(content.asText()));
+                }
+                case "assistant" -> {
+                    if (last) {
+                        throw ApiError.badRequest("the last message must be the user's: it is the turn's prompt");
+                    }
+                    history.add(new Conversation.AssistantText(content.asText()));
+                }
+                default -> throw ApiError.badRequest(where + ".role must be 'user' or 'assistant'");
+            }
+        }
+        throw new IllegalStateException("unreachable: the last message returns or throws");
+    }
+
+    private static List<ToolDefinition> tools(JsonNode tools) {
+        if (tools == null || tools.isNull()) {
+            return null;
+        }
+        if (!tools.isArray()) {
+            throw ApiError.badRequest("'tools' must be a list of {name, description, parameters}");
+        }
+        List<ToolDefinition> definitions = new ArrayList<>();
+        for (int i = 0; i < tools.size(); i++) {
+            JsonNode tool = tools.get(i);
+            String where = "tools[" + i + "]";
+            String name = tool.path("name").asText("");
+            if (!TOOL_NAME.matcher(name).matches()) {
+                throw ApiError.badRequest(where + ".name must be 1 to 64 letters, digits, '_' or '-'");
+            }
+            JsonNode schema = tool.has("parameters") ? tool.get("parameters") : tool.get("input_schema");
+            if (schema == null || schema.isNull()) {
+                ObjectNode empty = Json.MAPPER.createObjectNode().put("type", "object");
+                empty.putObject("properties");
+                schema = empty;
+            } else if (!schema.isObject() || !"object".equals(schema.path("type").asText())) {
+                throw ApiError.badRequest(where + ".parameters must be a JSON schema of type object");
+            }
+            String description = tool.hasNonNull("description") ? tool.get("description").asText() : null;
+            definitions.add(new ToolDefinition(name, description, schema));
+        }
+        return definitions;
+    }
+
+    /** {@code maxSteps} of a request body: null when absent, else 1 to {@link #MAX_STEPS_LIMIT}. */
+    public static Integer maxSteps(JsonNode value) {
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.canConvertToInt() || !value.isIntegralNumber() || value.asInt() < 1 || value.asInt() > MAX_STEPS_LIMIT) {
+            throw ApiError.badRequest("'maxSteps' must be a whole number from 1 to " + MAX_STEPS_LIMIT);
+        }
+        return value.asInt();
+    }
+
+    private static String optional(JsonNode json, String field) {
+        return JsonBody.optionalText(json, field);
+    }
+}
