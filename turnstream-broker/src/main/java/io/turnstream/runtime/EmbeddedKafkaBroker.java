@@ -29,11 +29,14 @@ import org.apache.kafka.server.common.MetadataVersion;
 public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     private static final String HOST = "127.0.0.1";
+    private static final String CLIENT_LISTENER = "CLIENT";
+    private static final String CONTROLLER_LISTENER = "CONTROLLER";
 
     private final Path dataDir;
     private final int port;
     private final int controllerPort;
     private final Map<String, String> overrides;
+    private BrokerSecurity security;
     private KafkaRaftServer server;
 
     /**
@@ -71,6 +74,30 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         return dataDir;
     }
 
+    /**
+     * Runs the broker with SASL/SCRAM and ACLs ({@link BrokerSecurity}) from its next start on; a data
+     * directory first formatted without security cannot be secured later (its metadata has no admin).
+     */
+    public synchronized EmbeddedKafkaBroker secured(BrokerSecurity security) {
+        if (server != null) {
+            throw new IllegalStateException("secure the broker before it starts");
+        }
+        this.security = security;
+        return this;
+    }
+
+    /** The security this broker runs with, or null when it is open (PLAINTEXT, no ACLs). */
+    public BrokerSecurity security() {
+        return security;
+    }
+
+    /** What a client needs to connect: the bootstrap servers, and the admin's credentials when secured. */
+    public Properties adminProperties() {
+        Properties p = security == null ? new Properties() : security.clientProperties(BrokerSecurity.ADMIN);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        return p;
+    }
+
     /** Formats the data directory if needed, starts the node and waits until it serves clients. */
     public synchronized EmbeddedKafkaBroker start() {
         if (server != null) {
@@ -81,6 +108,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         server = new KafkaRaftServer(config, Time.SYSTEM);
         server.startup();
         awaitReady(Duration.ofSeconds(60));
+        if (security != null) {
+            provision();
+        }
         return this;
     }
 
@@ -103,11 +133,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("process.roles", "broker,controller");
         p.put("node.id", "1");
         p.put("controller.quorum.voters", "1@" + HOST + ":" + controllerPort);
-        p.put("listeners", "PLAINTEXT://" + HOST + ":" + port + ",CONTROLLER://" + HOST + ":" + controllerPort);
-        p.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + port);
-        p.put("controller.listener.names", "CONTROLLER");
-        p.put("inter.broker.listener.name", "PLAINTEXT");
-        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("listeners", CLIENT_LISTENER + "://" + HOST + ":" + port + "," + CONTROLLER_LISTENER + "://" + HOST + ":" + controllerPort);
+        p.put("advertised.listeners", CLIENT_LISTENER + "://" + HOST + ":" + port);
+        p.put("controller.listener.names", CONTROLLER_LISTENER);
+        p.put("inter.broker.listener.name", CLIENT_LISTENER);
+        p.put("listener.security.protocol.map", CLIENT_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
         p.put("log.dirs", dataDir.resolve("logs").toString());
         // One node: every internal topic has one replica, and transactions need an ISR of one.
         p.put("offsets.topic.replication.factor", "1");
@@ -119,20 +149,33 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("share.coordinator.state.topic.min.isr", "1");
         p.put("group.initial.rebalance.delay.ms", "0");
         p.put("auto.create.topics.enable", "false");
+        if (security != null) {
+            p.putAll(security.brokerProperties(CLIENT_LISTENER, CONTROLLER_LISTENER));
+        }
         p.putAll(overrides);
         return p;
     }
 
     private void format(KafkaConfig config) {
         if (Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
+            if (security != null && !BrokerSecurity.present(security.credentialsDir())) {
+                throw new IllegalStateException("the data directory " + dataDir + " was created without security (no "
+                        + security.credentialsDir() + "): secure a new one");
+            }
             return;
         }
         try {
-            new Formatter()
+            Formatter formatter = new Formatter();
+            if (security != null) {
+                // the admin's password is kept before the metadata holds it, so no crash can lose it
+                security.writeClientFiles(bootstrapServers());
+                formatter.setScramArguments(security.formatScramArguments());
+            }
+            formatter
                     .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
                     .setNodeId(config.nodeId())
                     .setClusterId(Uuid.randomUuid().toString())
-                    .setControllerListenerName("CONTROLLER")
+                    .setControllerListenerName(CONTROLLER_LISTENER)
                     .setMetadataLogDirectory(config.metadataLogDir())
                     .setDirectories(List.of(dataDir.resolve("logs").toString()))
                     .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
@@ -142,9 +185,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
     }
 
+    /** Creates the service principals and their ACLs, and writes the client files. */
+    private void provision() {
+        try (Admin admin = Admin.create(adminProperties())) {
+            security.provision(admin, bootstrapServers());
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot create the broker's principals and ACLs: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating the broker's principals and ACLs", e);
+        }
+    }
+
     private void awaitReady(Duration timeout) {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        Properties p = adminProperties();
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Admin admin = Admin.create(p)) {
             while (true) {

@@ -2,11 +2,14 @@ package io.turnstream.cli;
 
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Failures;
+import io.turnstream.runtime.Settings;
+import io.turnstream.security.ServiceAcls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.utils.Utils;
@@ -22,7 +25,9 @@ import picocli.CommandLine.Spec;
         description = {"Runs a single-node Kafka broker in this process.",
             "A real KRaft node (broker and controller in one) with one-node replication and",
             "transaction-log settings. Prints bootstrap.servers=HOST:PORT on stdout when it",
-            "is ready; runs until SIGTERM or Ctrl-C, then shuts down cleanly."})
+            "is ready; runs until SIGTERM or Ctrl-C, then shuts down cleanly.",
+            "With --secure: SASL/SCRAM-SHA-256 and ACLs, one principal per service; prints",
+            "credentials=DIR too, where each principal's client properties file (a --config) is."})
 public final class BrokerCommand implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerCommand.class);
@@ -39,12 +44,21 @@ public final class BrokerCommand implements Callable<Integer> {
                     + "(default: a temporary directory deleted on exit).")
     private Path dataDir;
 
+    @Option(names = "--secure",
+            description = "SASL/SCRAM-SHA-256 with ACLs: the principal admin (the only super user) and one per service "
+                    + "(gateway, topology, tool-executor, connect) with least privilege; their client properties go "
+                    + "to DATA-DIR/credentials/<principal>.properties.")
+    private boolean secure;
+
     @Override
     public Integer call() throws Exception {
         requirePortFree();
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
         EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(port, dir);
+        if (secure) {
+            broker.secured(ServiceAcls.of(Settings.of(new Properties())).brokerSecurity(dir));
+        }
         AutoCloseable shutdown = () -> {
             broker.stop();
             if (temporary) {
@@ -60,6 +74,9 @@ public final class BrokerCommand implements Callable<Integer> {
         }
         LOG.info("broker data in {}{}", dir, temporary ? " (temporary: deleted on exit; --data-dir keeps it)" : "");
         spec.commandLine().getOut().println("bootstrap.servers=" + broker.bootstrapServers());
+        if (secure) {
+            spec.commandLine().getOut().println("credentials=" + broker.security().credentialsDir());
+        }
         spec.commandLine().getOut().flush();
         UntilStopped.run("broker", shutdown, new CompletableFuture<>());
         return ExitCodes.OK;

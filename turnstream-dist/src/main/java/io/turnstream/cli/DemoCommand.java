@@ -55,6 +55,10 @@ public final class DemoCommand implements Callable<Integer> {
             description = "How long the scripted turn may take (default: ${DEFAULT-VALUE}).")
     private long timeoutSeconds;
 
+    @Option(names = "--secure", description = "Kafka with SASL/SCRAM-SHA-256 and ACLs, each service as its own "
+            + "least-privilege principal (as turnstream broker --secure).")
+    private boolean secure;
+
     @Option(names = "--verbose", description = "Show the services' INFO log lines (on stderr).")
     private boolean verbose;
 
@@ -70,7 +74,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.flush();
         Demo demo;
         try {
-            demo = Demo.start(new Demo.Options(port, ProviderEndpoints.fromEnvironment(System.getenv()), provider, model),
+            demo = Demo.start(new Demo.Options(port, ProviderEndpoints.fromEnvironment(System.getenv()), provider, model, secure),
                     out);
         } catch (IllegalStateException e) {
             throw new CliFailure(ExitCodes.FAILURE, "cannot start the demo: " + Failures.describe(e)

@@ -13,6 +13,7 @@ import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.security.ServiceAcls;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
@@ -57,7 +58,11 @@ public final class Demo implements AutoCloseable {
      * @param provider the provider of the scripted turn, null for the gateway's default
      * @param model the model, null for the provider's demo default
      */
-    public record Options(int port, ProviderEndpoints endpoints, String provider, String model) {
+    /** @param secure Kafka with SASL/SCRAM and ACLs, each service as its own principal ({@code turnstream broker --secure}) */
+    public record Options(int port, ProviderEndpoints endpoints, String provider, String model, boolean secure) {
+        public Options(int port, ProviderEndpoints endpoints, String provider, String model) {
+            this(port, endpoints, provider, model, false);
+        }
     }
 
     private final PrintWriter out;
@@ -67,6 +72,7 @@ public final class Demo implements AutoCloseable {
     private UpsertPrinter printer;
     private Gateway gateway;
     private String bootstrapServers;
+    private EmbeddedKafkaBroker broker;
     private String defaultProvider;
     private String defaultModel;
 
@@ -100,14 +106,24 @@ public final class Demo implements AutoCloseable {
     private void startAll(Options options) throws IOException, ExecutionException, InterruptedException {
         long begin = System.nanoTime();
         step("starting the embedded Kafka broker (single-node KRaft)");
-        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(0, Files.createDirectories(home.resolve("kafka")));
+        Path kafkaDir = Files.createDirectories(home.resolve("kafka"));
+        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(0, kafkaDir);
+        Properties ids = new Properties();
+        ids.setProperty(TopologyConfig.APPLICATION_ID, "turnstream-demo-topology");
+        ids.setProperty(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools");
+        if (options.secure()) {
+            broker.secured(ServiceAcls.of(Settings.of(ids)).brokerSecurity(kafkaDir));
+        }
         started.push(broker);
         broker.start();
-        done("broker ready at " + broker.bootstrapServers(), begin);
+        done("broker ready at " + broker.bootstrapServers() + (options.secure()
+                ? " (SASL/SCRAM-SHA-256 and ACLs; credentials=" + broker.security().credentialsDir() + ")" : ""), begin);
         bootstrapServers = broker.bootstrapServers();
+        this.broker = broker;
 
-        Properties base = new Properties();
-        base.setProperty("bootstrap.servers", broker.bootstrapServers());
+        // the demo's own parts (topics, the upsert printer) act as the admin
+        Properties base = broker.adminProperties();
+        base.putAll(ids);
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
         // one registry for the three services, served on the gateway's management port as /metrics/prometheus
@@ -118,9 +134,8 @@ public final class Demo implements AutoCloseable {
         done(String.join(", ", topics.byRole().values().stream().sorted().toList()), begin);
 
         step("starting the upsert topology (Kafka Streams, exactly-once)");
-        Settings topologySettings = settings
+        Settings topologySettings = as(ServiceAcls.Service.TOPOLOGY, settings)
                 .with(TopologyConfig.STATE_DIR, home.resolve("streams-state").toString())
-                .with(TopologyConfig.APPLICATION_ID, "turnstream-demo-topology")
                 // a short commit interval: with exactly-once, upserts become visible at each commit
                 .with("commit.interval.ms", "50");
         TopologyConfig topologyConfig = TopologyConfig.from(topologySettings);
@@ -132,9 +147,8 @@ public final class Demo implements AutoCloseable {
 
         workspace = SampleWorkspace.create(home.resolve("workspace"));
         step("starting the tool executor in " + workspace);
-        ToolExecutorService tools = new ToolExecutorService(settings
-                .with(ToolExecutorConfig.WORKSPACE, workspace.toString())
-                .with(ToolExecutorConfig.PREFIX + "group-id", "turnstream-demo-tools"), ToolRegistry.installed())
+        ToolExecutorService tools = new ToolExecutorService(as(ServiceAcls.Service.TOOL_EXECUTOR, settings)
+                .with(ToolExecutorConfig.WORKSPACE, workspace.toString()), ToolRegistry.installed())
                 .withMetrics(metrics);
         started.push(tools);
         tools.start();
@@ -144,7 +158,8 @@ public final class Demo implements AutoCloseable {
         started.push(printer);
 
         step("starting the gateway");
-        gateway = Gateway.start(settings.with(GatewayConfig.PREFIX + "port", String.valueOf(options.port())),
+        gateway = Gateway.start(as(ServiceAcls.Service.GATEWAY, settings)
+                        .with(GatewayConfig.PREFIX + "port", String.valueOf(options.port())),
                 options.endpoints(), List.of(), metrics);
         started.push(gateway);
         gateway.views().loaded().get();
@@ -152,6 +167,18 @@ public final class Demo implements AutoCloseable {
         defaultModel = options.model() != null ? options.model() : DEFAULT_MODELS.get(defaultProvider);
         done("gateway at " + gateway.baseUrl() + " (provider: " + defaultProvider
                 + (defaultModel != null ? ", model " + defaultModel : "") + ")", begin);
+    }
+
+    /** The settings of a service: on a secured broker, with the credentials of the service's own principal. */
+    private Settings as(ServiceAcls.Service service, Settings settings) {
+        if (broker.security() == null) {
+            return settings;
+        }
+        Properties credentials = broker.security().clientProperties(service.principalName());
+        for (String key : credentials.stringPropertyNames()) {
+            settings = settings.with(key, credentials.getProperty(key));
+        }
+        return settings;
     }
 
     /** Starts a turn with the demo's provider and model; its upserts are printed as they arrive. */

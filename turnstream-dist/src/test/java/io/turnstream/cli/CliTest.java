@@ -7,6 +7,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.UsesProcesses;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -24,6 +25,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@UsesProcesses
 class CliTest {
 
     private static final Pattern READY_LINE = Pattern.compile("bootstrap\\.servers=(127\\.0\\.0\\.1:\\d+)\n");

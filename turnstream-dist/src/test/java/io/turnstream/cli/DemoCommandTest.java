@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@code turnstream demo --exit}: the whole pipeline in one process, one scripted turn with tool use. */
@@ -11,15 +13,30 @@ class DemoCommandTest {
 
     @Test
     void demoExitPrintsACompleteTurnWithToolUseAndExitsZero() {
+        assertCompleteTurnWithToolUse(demo());
+    }
+
+    /** Every service as its own least-privilege principal: a turn with tool calls still completes. */
+    @Test
+    void secureDemoCompletesATurnWithToolUseAsLeastPrivilegePrincipals() {
+        String printed = demo("--secure");
+        assertThat(printed).contains("SASL/SCRAM-SHA-256 and ACLs; credentials=");
+        assertCompleteTurnWithToolUse(printed);
+    }
+
+    private static String demo(String... more) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-
+        List<String> args = new ArrayList<>(List.of("demo", "--exit", "--port", "0", "--provider", "simulated", "--verbose"));
+        args.addAll(List.of(more));
         // --verbose leaves the log levels of this test JVM alone
         int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
-                .execute("demo", "--exit", "--port", "0", "--provider", "simulated", "--verbose");
+                .execute(args.toArray(String[]::new));
+        assertThat(code).as("exit code; stdout: %s; stderr: %s", out, err).isZero();
+        return out.toString();
+    }
 
-        String printed = out.toString();
-        assertThat(code).as("exit code; stderr: %s", err).isZero();
+    private static void assertCompleteTurnWithToolUse(String printed) {
         assertThat(printed)
                 .contains("broker ready at", "topology running", "tool executor running", "gateway at http://")
                 .containsPattern("seq +1 +turn_started")

@@ -25,6 +25,8 @@ import io.turnstream.schema.AvroWireFormat;
 import io.turnstream.schema.FakeSchemaRegistry;
 import io.turnstream.schema.SchemaRegistryClient;
 import io.turnstream.schema.WireFormats;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesPostgres;
 import io.turnstream.topology.TopologyConfig;
 import io.turnstream.topology.UpsertTopology;
 import java.io.IOException;
@@ -72,6 +74,8 @@ import picocli.CommandLine;
  * with the bundled sink config, and a real Postgres. The table must end up holding exactly the
  * final state of every item, with JSON on the wire and with Avro through a schema registry.
  */
+@UsesBroker
+@UsesPostgres
 class ItemStatePostgresSinkTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);

@@ -1,6 +1,7 @@
 package io.turnstream.connect;
 
 import io.turnstream.runtime.FreePorts;
+import io.turnstream.testsupport.SystemTool;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,10 +10,8 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.common.utils.Utils;
 
 /**
@@ -92,20 +91,10 @@ final class PostgresServer implements AutoCloseable {
         }
     }
 
-    /** The newest installed server's binaries. */
-    private static Path binaries() throws IOException {
-        Path root = Path.of("/usr/lib/postgresql");
-        if (Files.isDirectory(root)) {
-            try (Stream<Path> versions = Files.list(root)) {
-                var newest = versions.filter(v -> Files.isExecutable(v.resolve("bin/initdb")))
-                        .max(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString().replaceAll("\\D", "0"))));
-                if (newest.isPresent()) {
-                    return newest.get().resolve("bin");
-                }
-            }
-        }
-        throw new IllegalStateException("Postgres server binaries not found under /usr/lib/postgresql: "
-                + "install them with `apt-get install -y postgresql` (.ci/run does)");
+    private static Path binaries() {
+        return SystemTool.postgresBinaries().orElseThrow(() -> new IllegalStateException(
+                "Postgres server binaries not found under /usr/lib/postgresql: install them with "
+                        + "`apt-get install -y postgresql` (.ci/run does)"));
     }
 
     private static boolean isRoot() {

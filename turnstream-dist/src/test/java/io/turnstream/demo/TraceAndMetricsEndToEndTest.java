@@ -10,6 +10,7 @@ import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.CommittedReader;
 import io.turnstream.runtime.PrometheusScrape;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.Timeout;
  * services' meters move on {@code /metrics/prometheus}.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@UsesBroker
 class TraceAndMetricsEndToEndTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);

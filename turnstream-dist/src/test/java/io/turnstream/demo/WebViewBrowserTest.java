@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesBrowser;
 import java.io.File;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -34,6 +36,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * page served by the demo running in this JVM, submits a prompt and watches the turn render live from
  * the SSE stream of upserts and appends. Saves target/web-view.png.
  */
+@UsesBroker
+@UsesBrowser
 class WebViewBrowserTest {
 
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
@@ -47,8 +51,6 @@ class WebViewBrowserTest {
 
     @BeforeAll
     static void startDemoAndBrowser() throws Exception {
-        assertThat(CHROMIUM).as("install Debian's chromium and chromium-driver (.ci/run does)").isExecutable();
-        assertThat(CHROMEDRIVER).as("install Debian's chromium and chromium-driver (.ci/run does)").isExecutable();
         demo = Demo.start(new Demo.Options(0, ProviderEndpoints.simulatedOnly(null), "simulated", null),
                 new PrintWriter(new StringWriter()));
         producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, demo.bootstrapServers()),

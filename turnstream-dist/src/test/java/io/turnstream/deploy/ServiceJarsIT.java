@@ -8,6 +8,8 @@ import io.turnstream.runtime.CommittedReader;
 import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.TestCluster;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,6 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * and only the topology's holds Kafka Streams and RocksDB.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class ServiceJarsIT {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);

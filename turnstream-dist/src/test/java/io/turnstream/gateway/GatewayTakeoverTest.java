@@ -29,6 +29,8 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TestCluster;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
@@ -72,6 +74,8 @@ import org.junit.jupiter.api.io.TempDir;
  * holds: every tool call runs once, the items end as the provider sent them, seq stays contiguous.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class GatewayTakeoverTest {
 
     private static final Duration SESSION_TIMEOUT = Duration.ofSeconds(6);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every upsert exactly once, and every append once with contiguous offsets.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class CrashRecoveryTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);

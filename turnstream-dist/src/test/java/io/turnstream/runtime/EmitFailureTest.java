@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.cli.ExitCodes;
 import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,6 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * looping or dropping upserts.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class EmitFailureTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);

@@ -27,19 +27,23 @@ public final class KafkaOptions {
 
     /** The settings from {@code --config}, the environment and the flag; fails when no broker is named. */
     public Settings settings() {
-        Settings settings;
-        try {
-            settings = Settings.load(configFile, bootstrapServers);
-        } catch (NoSuchFileException e) {
-            throw new CliFailure(ExitCodes.CONFIG, "config file " + configFile + " does not exist");
-        } catch (IOException | IllegalArgumentException e) {
-            throw new CliFailure(ExitCodes.CONFIG, "cannot read config file " + configFile + ": " + e.getMessage());
-        }
+        Settings settings = settingsWithoutBroker();
         if (settings.bootstrapServers() == null || settings.bootstrapServers().isBlank()) {
             throw new CliFailure(ExitCodes.USAGE, "no Kafka broker given: pass --bootstrap-servers HOST:PORT or set "
                     + Settings.BOOTSTRAP_ENV);
         }
         return settings;
+    }
+
+    /** The settings from {@code --config}, the environment and the flag, for commands that may not need a broker. */
+    public Settings settingsWithoutBroker() {
+        try {
+            return Settings.load(configFile, bootstrapServers);
+        } catch (NoSuchFileException e) {
+            throw new CliFailure(ExitCodes.CONFIG, "config file " + configFile + " does not exist");
+        } catch (IOException | IllegalArgumentException e) {
+            throw new CliFailure(ExitCodes.CONFIG, "cannot read config file " + configFile + ": " + e.getMessage());
+        }
     }
 
     /**

@@ -19,8 +19,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+// turnstream-test-support's @UsesBroker, which this module cannot depend on (test-support depends on it)
+@Tag("broker")
 class EmbeddedKafkaBrokerTest {
 
     @Test

@@ -22,10 +22,13 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Bounded reads without a consumer group, on a real broker: where they start and stop, and their failure policy. */
+// turnstream-test-support's @UsesBroker, which this module cannot depend on (test-support depends on it)
+@Tag("broker")
 class GrouplessConsumerTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);

@@ -18,10 +18,13 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The one reader without a consumer group, on a real broker: where it starts, and its failure policy. */
+// turnstream-test-support's @UsesBroker, which this module cannot depend on (test-support depends on it)
+@Tag("broker")
 class TopicReaderTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);

@@ -46,7 +46,7 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
         }
         return new ToolExecutorConfig(
                 workspacePath,
-                settings.get(PREFIX + "group-id", "turnstream-tool-executor"),
+                groupId(settings),
                 settings.get(PREFIX + "instance-id", defaultInstanceId(workspacePath)),
                 positive(settings, "max-concurrency", 10),
                 positive(settings, "max-in-flight", 100),
@@ -58,11 +58,25 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 positive(settings, "doom-loop-threshold", 3),
                 millis(settings, "turn-memory-ms", 600_000),
                 Duration.ofMillis(settings.getLong(PREFIX + "shutdown-grace-ms", 10_000)),
-                settings.get("turnstream.topic.tool-ledger", "llm.tool-ledger"),
+                ledgerTopic(settings),
                 Duration.ofMillis(settings.getLong(PREFIX + "ledger-retention-ms", Duration.ofDays(7).toMillis())),
-                settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq"),
+                deadLetterTopic(settings),
                 bool(settings, "workspace-per-thread", false),
                 ToolApprovals.from(settings));
+    }
+
+    /** The executors' consumer group; also the prefix of their transactional ids. */
+    public static String groupId(Settings settings) {
+        return settings.get(PREFIX + "group-id", "turnstream-tool-executor");
+    }
+
+    /** The executor's own topics, which it creates: the call ledger and the dead letters of tool calls. */
+    public static String ledgerTopic(Settings settings) {
+        return settings.get("turnstream.topic.tool-ledger", "llm.tool-ledger");
+    }
+
+    public static String deadLetterTopic(Settings settings) {
+        return settings.get("turnstream.topic.tool-calls-dead-letters", "llm.tool-calls.dlq");
     }
 
     /** The timeout of a tool's calls: configured for it, else its own, else the default; never above the maximum. */

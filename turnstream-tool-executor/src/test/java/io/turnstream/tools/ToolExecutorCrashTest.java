@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * again, and the interrupted non-idempotent call is answered "outcome unknown" instead of run twice.
  */
 @ExtendWith(SharedBroker.class)
+@UsesBroker
 class ToolExecutorCrashTest {
 
     private static EmbeddedKafkaBroker broker;

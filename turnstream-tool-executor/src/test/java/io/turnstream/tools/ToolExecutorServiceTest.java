@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.PrometheusScrape;
+import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.TestInfo;
 
 /** The tool executor end to end on a real broker: calls in on llm.tool-calls, one result per call out on llm.tool-results. */
 @ExtendWith(SharedBroker.class)
+@UsesBroker
 class ToolExecutorServiceTest {
 
     private static EmbeddedKafkaBroker broker;

@@ -2,6 +2,7 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.topology.TopologyConfig;
 import io.turnstream.topology.UpsertTopology;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The topology's {@code /metrics/prometheus}, scraped from its health port while it works on a real broker. */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
+@UsesBroker
 class PrometheusMetricsTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);

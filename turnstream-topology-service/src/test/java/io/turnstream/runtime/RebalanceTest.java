@@ -2,6 +2,7 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Turns stream while a second topology instance joins and leaves: tasks move twice, upserts stay exactly once. */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
 class RebalanceTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(90);

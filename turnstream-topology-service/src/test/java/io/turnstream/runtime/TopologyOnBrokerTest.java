@@ -1,7 +1,6 @@
 package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ChangeType;
@@ -15,6 +14,9 @@ import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.testsupport.Requires;
+import io.turnstream.testsupport.SystemTool;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -34,7 +36,6 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The topology on a real broker, as clients see it: plain producers in, read_committed consumers (Java and kcat) out. */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
 class TopologyOnBrokerTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -143,6 +145,7 @@ class TopologyOnBrokerTest {
     }
 
     @Test
+    @Requires(SystemTool.KCAT)
     void kcatReadsTheUpsertTopicAsJson() throws Exception {
         TurnScript script = TurnScript.longMessage("turn-for-kcat", 8);
         gateway.send(script.events());
@@ -206,16 +209,7 @@ class TopologyOnBrokerTest {
     private static List<String> kcat(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("kcat"));
         command.addAll(List.of(args));
-        Process process;
-        try {
-            process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        } catch (IOException notInstalled) {
-            if (System.getenv("CI") != null) {
-                fail("kcat is not installed; .ci/run installs it (apt-get install -y kcat)");
-            }
-            Assumptions.abort("kcat is not installed (apt-get install -y kcat)");
-            throw notInstalled;
-        }
+        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("kcat finished").isTrue();
         assertThat(process.exitValue()).as("kcat exit code").isZero();

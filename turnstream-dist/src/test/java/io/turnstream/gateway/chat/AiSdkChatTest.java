@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.demo.Demo;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.model.Json;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -31,6 +33,8 @@ import org.junit.jupiter.api.Test;
  * {@code readUIMessageStream}, run by node) against the whole pipeline in this JVM: embedded broker,
  * upsert topology, tool executor on the demo's workspace, gateway with the simulated provider.
  */
+@UsesBroker
+@UsesNode
 class AiSdkChatTest {
 
     /** The repository's {@code clients/ai-sdk}; tests run in the module's directory. */
@@ -44,7 +48,9 @@ class AiSdkChatTest {
     @BeforeAll
     static void startPipeline() {
         assertThat(CLIENT.resolve("node_modules/ai/package.json"))
-                .as("the AI SDK client is not installed: run `npm ci` in clients/ai-sdk (.ci/run does)").isRegularFile();
+                .as("the AI SDK client is not installed: Maven runs `npm ci` in clients/ai-sdk when it builds "
+                        + "turnstream-dist's tests (process-test-resources); run it by hand when running the test "
+                        + "outside Maven").isRegularFile();
         demo = Demo.start(new Demo.Options(0, ProviderEndpoints.simulatedOnly(null), "simulated", null),
                 new PrintWriter(new StringWriter()));
     }
