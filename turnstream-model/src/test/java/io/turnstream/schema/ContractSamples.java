@@ -192,7 +192,10 @@ final class ContractSamples {
                 ControlMessage.approval("turn-1", "call-1", true, null),
                 ControlMessage.approval("turn-1", "call-2", false, "not in production"),
                 ControlMessage.toolStarted("turn-1", "call-3", T),
-                ControlMessage.approvalRequested("turn-1", "call-4"));
+                ControlMessage.approvalRequested("turn-1", "call-4", "read_file", null, ControlMessage.ASK_POLICY),
+                ControlMessage.approvalRequested("turn-1", "call-5", "write_file",
+                        json("{\"path\":\"a.txt\",\"content\":\"x\"}"), ControlMessage.ASK_DOOM_LOOP),
+                ControlMessage.approval("turn-1", "call-5", true, null, true));
     }
 
     static List<ItemAppend> itemAppends() {

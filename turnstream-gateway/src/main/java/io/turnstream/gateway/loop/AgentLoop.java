@@ -90,6 +90,10 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    /** The executor's error codes of calls that ran and failed (see {@link #ran}). */
+    private static final Set<String> RAN_ERRORS = Set.of("TOOL_ERROR", "TOOL_CRASHED", "TIMEOUT", "OUTCOME_UNKNOWN");
+    /** A call of the step being awaited was denied. */
+    private boolean denied;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -160,6 +164,9 @@ public final class AgentLoop implements Runnable {
         if (awaiting != null) {
             release(awaiting.unreleased());
             conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
@@ -209,6 +216,9 @@ public final class AgentLoop implements Runnable {
                 return done(outcome.finishReason());
             }
             conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -307,7 +317,10 @@ public final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
-                    if (!startedAt.containsKey(call.callId())) {
+                    if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
+                        denied = true;
+                    }
+                    if (!startedAt.containsKey(call.callId()) && ran(result)) {
                         reporter.toolRunning(call, result.startedAt() > 0 ? result.startedAt() : producer.clock().millis());
                     }
                     outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
@@ -326,6 +339,24 @@ public final class AgentLoop implements Runnable {
         List<Conversation.ToolOutput> ordered = new ArrayList<>();
         calls.forEach(call -> ordered.add(outputs.get(call.callId())));
         return new Conversation.ToolOutputs(ordered);
+    }
+
+    /**
+     * A denied call ends the turn once the step's results are in, unless the gateway is set to go on
+     * ({@code turnstream.gateway.approvals.on-deny=continue}): the model is not called again.
+     */
+    private boolean stopsAfterDenial() {
+        if (denied && config.onDeny() == LoopConfig.OnDeny.STOP) {
+            LOG.info("a tool call was denied; the turn stops without calling the model again");
+            return true;
+        }
+        denied = false;
+        return false;
+    }
+
+    /** Whether the executor ran the call: a refusal (denied, unknown tool, invalid arguments, doom loop, aborted) never did. */
+    private static boolean ran(ToolResult result) {
+        return result.success() || (result.error() != null && RAN_ERRORS.contains(result.error().code()));
     }
 
     /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */
