@@ -15,16 +15,16 @@ import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.apache.kafka.server.common.MetadataVersion;
 
 /**
- * A real single-node KRaft broker (combined broker and controller) inside this JVM, with the
- * replication and transaction-log settings one node needs. Used by {@code turnstream broker},
- * by the demo and by every integration test. It can be stopped and started again on the same
- * ports and data directory, which is how tests make the broker unavailable for a while.
+ * A real KRaft node (combined broker and controller) inside this JVM: a cluster of its own by
+ * default, or one node of a {@link KraftQuorum} of several, with the replication and
+ * transaction-log settings that cluster's size needs. Used by {@code turnstream broker}, by the
+ * demo and by every integration test. It can be stopped and started again on the same ports and
+ * data directory, which is how tests make the broker unavailable for a while.
  */
 public final class EmbeddedKafkaBroker implements AutoCloseable {
 
@@ -34,7 +34,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     private final Path dataDir;
     private final int port;
-    private final int controllerPort;
+    private final KraftQuorum quorum;
     private final Map<String, String> overrides;
     private BrokerSecurity security;
     private KafkaRaftServer server;
@@ -48,7 +48,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         // Chosen together: two separate picks may return the same port, and the broker refuses that.
         List<Integer> free = FreePorts.take(2);
         this.port = port == 0 ? free.get(0) : port;
-        this.controllerPort = free.get(0) == this.port ? free.get(1) : free.get(0);
+        this.quorum = KraftQuorum.single(HOST, free.get(0) == this.port ? free.get(1) : free.get(0));
+        this.dataDir = dataDir;
+        this.overrides = Map.copyOf(overrides);
+    }
+
+    /**
+     * One node of a multi-node cluster: its controller listens on its voter's port.
+     *
+     * @param port the client port (not 0: the other nodes and the clients must know it)
+     */
+    public EmbeddedKafkaBroker(int port, Path dataDir, KraftQuorum quorum, Map<String, String> overrides) {
+        this.port = port;
+        this.quorum = quorum;
         this.dataDir = dataDir;
         this.overrides = Map.copyOf(overrides);
     }
@@ -68,6 +80,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     public String bootstrapServers() {
         return HOST + ":" + port;
+    }
+
+    public KraftQuorum quorum() {
+        return quorum;
     }
 
     public Path dataDir() {
@@ -131,23 +147,19 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private Properties brokerProperties() {
         Properties p = new Properties();
         p.put("process.roles", "broker,controller");
-        p.put("node.id", "1");
-        p.put("controller.quorum.voters", "1@" + HOST + ":" + controllerPort);
-        p.put("listeners", CLIENT_LISTENER + "://" + HOST + ":" + port + "," + CONTROLLER_LISTENER + "://" + HOST + ":" + controllerPort);
+        p.put("listeners", CLIENT_LISTENER + "://" + HOST + ":" + port + "," + CONTROLLER_LISTENER + "://" + HOST + ":" + quorum.self().port());
         p.put("advertised.listeners", CLIENT_LISTENER + "://" + HOST + ":" + port);
         p.put("controller.listener.names", CONTROLLER_LISTENER);
         p.put("inter.broker.listener.name", CLIENT_LISTENER);
         p.put("listener.security.protocol.map", CLIENT_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
         p.put("log.dirs", dataDir.resolve("logs").toString());
-        // One node: every internal topic has one replica, and transactions need an ISR of one.
-        p.put("offsets.topic.replication.factor", "1");
+        p.putAll(quorum.properties());
         p.put("offsets.topic.num.partitions", "10");
-        p.put("transaction.state.log.replication.factor", "1");
-        p.put("transaction.state.log.min.isr", "1");
         p.put("transaction.state.log.num.partitions", "10");
-        p.put("share.coordinator.state.topic.replication.factor", "1");
-        p.put("share.coordinator.state.topic.min.isr", "1");
         p.put("group.initial.rebalance.delay.ms", "0");
+        // a dead producer's timed-out transaction is aborted within a second, not ten: the topology's
+        // takeover waits for it (docs/runtime.md, "Failover")
+        p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         p.put("auto.create.topics.enable", "false");
         if (security != null) {
             p.putAll(security.brokerProperties(CLIENT_LISTENER, CONTROLLER_LISTENER));
@@ -174,7 +186,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             formatter
                     .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
                     .setNodeId(config.nodeId())
-                    .setClusterId(Uuid.randomUuid().toString())
+                    .setClusterId(quorum.clusterId())
                     .setControllerListenerName(CONTROLLER_LISTENER)
                     .setMetadataLogDirectory(config.metadataLogDir())
                     .setDirectories(List.of(dataDir.resolve("logs").toString()))

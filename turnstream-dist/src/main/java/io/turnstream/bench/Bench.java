@@ -1,10 +1,13 @@
 package io.turnstream.bench;
 
+import io.turnstream.bench.BenchConfig.Phase;
 import io.turnstream.bench.BenchResults.Amplification;
+import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.bench.BenchResults.LadderStep;
+import io.turnstream.bench.BenchResults.LatencyPairs;
+import io.turnstream.bench.BenchResults.LoadAverage;
 import io.turnstream.bench.BenchResults.Machine;
-import io.turnstream.bench.BenchResults.Ratios;
 import io.turnstream.bench.BenchResults.RunSettings;
 import io.turnstream.bench.BenchResults.Target;
 import io.turnstream.model.Json;
@@ -15,7 +18,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -23,10 +28,11 @@ import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * One benchmark run on a fresh embedded broker: the load ladder, the pass-through latency baseline,
- * the flood throughput of the plain consumer, the pass-through app and the topology, and the write
- * amplification. Writes {@code results.json}, {@code results.md} and the charts to an output
- * directory.
+ * One benchmark run on a fresh embedded broker: the load ladder swept once, then the latency pairs
+ * (topology and pass-through app alternately at one step), the flood pairs (topology, pass-through
+ * app and plain consumer on the same fresh raw events, pair after pair) and the write amplification,
+ * or the phases chosen. Writes {@code results.json}, {@code results.md} and the charts to an output
+ * directory, every headline figure as the median and spread of its runs.
  */
 public final class Bench {
 
@@ -51,31 +57,44 @@ public final class Bench {
         long start = System.nanoTime();
         Files.createDirectories(outputDir);
         Machine machine = machine();
-        progress.printf("turnstream bench: %d cpus, %,d MB memory, %s; results in %s%n", machine.cpus(),
-                machine.memoryBytes() >> 20, machine.jdk(), outputDir);
+        LoadAverage loadBefore = Resources.loadAverage();
+        progress.printf("turnstream bench: %d cpus, %,d MB memory, %s, load average %s; %s; results in %s%n",
+                machine.cpus(), machine.memoryBytes() >> 20, machine.jdk(), ResultsReport.load(loadBefore),
+                phases(), outputDir);
         progress.flush();
-        List<LadderStep> ladder;
-        LadderStep passThrough;
-        List<FloodResult> flood;
-        List<Amplification> amplification;
-        BenchResults.Memory memory;
+        List<LadderStep> ladder = List.of();
+        LatencyPairs pairs = null;
+        List<FloodResult> flood = List.of();
+        List<Amplification> amplification = List.of();
+        BenchResults.Memory memory = null;
         try (BenchCluster cluster = new BenchCluster(kafkaOverrides, config.partitions())) {
             LadderRun ladderRun = new LadderRun(cluster, config, progress);
-            ladder = ladderRun.topology();
-            memory = ladderRun.memory();
-            passThrough = ladderRun.passThrough(config.passThroughStep());
-            flood = new FloodRun(cluster, config, progress).run();
-            amplification = new AmplificationRun(cluster, config, progress).run();
+            if (config.measures(Phase.LADDER)) {
+                ladder = ladderRun.sweep();
+                memory = ladderRun.memory();
+            }
+            if (config.measures(Phase.LADDER) || config.measures(Phase.APPENDS)) {
+                pairs = ladderRun.pairs(config.passThroughStep(), config.measures(Phase.LADDER));
+            }
+            if (config.measures(Phase.FLOOD)) {
+                flood = new FloodRun(cluster, config, progress).run();
+            }
+            if (config.measures(Phase.AMPLIFICATION)) {
+                amplification = new AmplificationRun(cluster, config, progress).run();
+            }
         }
+        LoadAverage loadAfter = Resources.loadAverage();
         Integer sustained = ladder.stream().filter(LadderStep::sustained).map(LadderStep::turns)
                 .max(Integer::compare).orElse(null);
-        Ratios ratios = ratios(ladder, passThrough, flood);
-        BenchResults results = new BenchResults(machine, settings(), ladder, sustained, passThrough, flood,
-                amplification, memory, ratios, targets(ladder, flood, amplification, ratios),
+        List<Figure> figures = Figures.of(flood, pairs, ladder, amplification, memory);
+        List<String> warnings = Figures.warnings(figures);
+        BenchResults results = new BenchResults(machine, settings(), loadBefore, loadAfter, figures, warnings, ladder,
+                sustained, pairs, flood, amplification, memory, targets(figures),
                 LadderRun.round((System.nanoTime() - start) / 1e9));
         write(results, outputDir);
-        progress.printf("done in %.0f s: %s, %s%n", results.durationSeconds(), outputDir.resolve(RESULTS_JSON),
-                outputDir.resolve(RESULTS_MD));
+        warnings.forEach(w -> progress.println("WARNING " + w));
+        progress.printf("done in %.0f s, load average %s: %s, %s%n", results.durationSeconds(), ResultsReport.load(loadAfter),
+                outputDir.resolve(RESULTS_JSON), outputDir.resolve(RESULTS_MD));
         progress.flush();
         return results;
     }
@@ -86,54 +105,45 @@ public final class Bench {
         Charts.write(results, outputDir);
     }
 
-    private Ratios ratios(List<LadderStep> ladder, LadderStep passThrough, List<FloodResult> flood) {
-        FloodResult consumer = find(flood, FloodRun.CONSUMER);
-        FloodResult copy = find(flood, FloodRun.PASS_THROUGH);
-        FloodResult topology = find(flood, FloodRun.TOPOLOGY);
-        LadderStep sameStep = stepOf(ladder, passThrough.turns());
-        return new Ratios(ratio(topology.eventsPerSec(), copy.eventsPerSec()),
-                ratio(topology.eventsPerSec(), consumer.eventsPerSec()),
-                ratio(topology.appCpuMsPer1000Events(), copy.appCpuMsPer1000Events()),
-                sameStep == null ? null : ratio(sameStep.emitLatency().p99(), passThrough.emitLatency().p99()));
-    }
-
-    private List<Target> targets(List<LadderStep> ladder, List<FloodResult> flood, List<Amplification> amplification,
-                                 Ratios ratios) {
+    /** The targets, judged on the medians; each measured value shown with its range. */
+    private List<Target> targets(List<Figure> figures) {
         List<Target> targets = new ArrayList<>();
-        targets.add(new Target("flood throughput vs pass-through", ">= 0.50",
-                String.format("%.2f", ratios.floodThroughputVsPassThrough()), ratios.floodThroughputVsPassThrough() >= 0.5));
         long commitMs = commitIntervalMs();
-        LadderStep step = stepOf(ladder, config.passThroughStep());
-        if (step != null) {
-            targets.add(new Target("emit p99 at " + step.turns() + " turns", "<= " + (commitMs + 50) + " ms",
-                    step.emitLatency().p99() + " ms", step.emitLatency().p99() <= commitMs + 50));
-            targets.add(new Target("content p99 at " + step.turns() + " turns (every delta)", "<= " + (commitMs + 50) + " ms",
-                    step.contentLatency().p99() + " ms", step.contentLatency().p99() <= commitMs + 50));
-            long appendTarget = commitMs + TopologyConfig.DEFAULT_PUNCTUATE_INTERVAL_MS + 50;
-            targets.add(new Target("content p99 through appends at " + step.turns() + " turns", "<= " + appendTarget + " ms",
-                    step.appendLatency().p99() + " ms", step.appendLatency().count() > 0 && step.appendLatency().p99() <= appendTarget));
-            Double appendRatio = step.appendBytesPerContentByte();
-            targets.add(new Target("append bytes / content bytes at " + step.turns() + " turns", "<= 3x",
-                    appendRatio == null ? "n/a" : String.format("%.2fx", appendRatio), appendRatio != null && appendRatio <= 3));
-        }
+        int turns = config.passThroughStep();
+        target(targets, figures, Figures.FLOOD_VS_PASS_THROUGH, ">= 0.50x", 0.5, true);
+        target(targets, figures, Figures.FLOOD_CPU_VS_PASS_THROUGH, "<= 3x", 3, false);
+        target(targets, figures, Figures.emitP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
+        target(targets, figures, Figures.contentP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
+        long appendTarget = commitMs + TopologyConfig.DEFAULT_PUNCTUATE_INTERVAL_MS + 50;
+        target(targets, figures, Figures.appendP99(turns), "<= " + appendTarget + " ms", appendTarget, false);
+        target(targets, figures, Figures.appendBytes(turns), "<= 3x", 3, false);
         // the growth rule's bound: emissions grow geometrically by (1 + f), so the sum of emitted
         // contents stays under (1 + f) / f times the final one; one more for envelopes and short items
         double bound = (1 + config.growthFraction()) / config.growthFraction() + 1;
         int longest = config.itemLengths().stream().max(Integer::compare).orElse(0);
-        for (Amplification a : amplification) {
-            if (a.tokens() == longest) {
-                targets.add(new Target("upsert amplification at " + a.tokens() + " tokens, " + a.gradient(),
-                        String.format("bounded (<= %.1fx)", bound), String.format("%.2fx", a.upsertAmplification()),
-                        a.upsertAmplification() <= bound));
+        for (String gradient : List.of("seed", "growth-" + config.growthFraction())) {
+            target(targets, figures, Figures.upsertAmplification(longest, gradient),
+                    String.format(Locale.ROOT, "bounded (<= %.1fx)", bound), bound, false);
+        }
+        for (Figure f : figures) {
+            if (f.name().startsWith("changelog bytes / content bytes")) {
+                target(targets, figures, f.name(), "<= 3x", 3, false);
             }
         }
-        double worstChangelog = amplification.stream().mapToDouble(Amplification::changelogRatio).max().orElse(0);
-        targets.add(new Target("changelog bytes / content bytes (records, worst length)", "<= 3x",
-                String.format("%.2fx", worstChangelog), worstChangelog <= 3));
-        double worstDisk = amplification.stream().mapToDouble(Amplification::changelogDiskRatio).max().orElse(0);
-        targets.add(new Target("changelog bytes / content bytes (on disk, worst length)", "<= 3x",
-                String.format("%.2fx", worstDisk), worstDisk <= 3));
         return targets;
+    }
+
+    private static void target(List<Target> targets, List<Figure> figures, String name, String wanted, double limit,
+                               boolean atLeast) {
+        Figures.find(figures, name).ifPresent(f -> {
+            double median = f.spread().median();
+            targets.add(new Target(name, wanted, Figures.format(f.spread(), f.unit()),
+                    atLeast ? median >= limit : median <= limit));
+        });
+    }
+
+    private List<String> phases() {
+        return Arrays.stream(Phase.values()).filter(config::measures).map(Phase::toString).toList();
     }
 
     private RunSettings settings() {
@@ -143,7 +153,8 @@ public final class Bench {
                 config.tokensPerSecond(), config.tokensPerDelta(), config.reasoningTokens().toString(),
                 config.messageTokens().toString(), config.partitions(),
                 kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2),
-                commitIntervalMs(), config.growthFraction(), config.floodEvents(), config.latencyTargetMs(), overrides);
+                commitIntervalMs(), config.growthFraction(), config.floodEvents(), config.latencyTargetMs(), config.pairs(),
+                phases(), overrides);
     }
 
     /** The commit interval both apps run with: the user's, else Streams' default for exactly-once. */
@@ -159,17 +170,5 @@ public final class Bench {
                 System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
                 System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"),
                 runtime.maxMemory(), AppInfoParser.getVersion(), Instant.now().toString());
-    }
-
-    private static FloodResult find(List<FloodResult> flood, String app) {
-        return flood.stream().filter(f -> f.app().equals(app)).findFirst().orElseThrow();
-    }
-
-    private static LadderStep stepOf(List<LadderStep> ladder, int turns) {
-        return ladder.stream().filter(s -> s.turns() == turns).findFirst().orElse(null);
-    }
-
-    private static Double ratio(double a, double b) {
-        return b == 0 ? null : LadderRun.round(a / b);
     }
 }

@@ -1,11 +1,16 @@
 package io.turnstream.bench;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
- * What one benchmark run does. {@link #full()} is the documented default run (about five minutes on
- * two cores), {@link #quick()} a smoke run of about two minutes; tests use a tinier one.
+ * What one benchmark run does. {@link #full()} is the documented default run, {@link #quick()} a
+ * shorter one; tests use a tinier one.
  *
  * @param ladder concurrent simulated turns per ladder step
  * @param warmup load applied before each step's measurement window
@@ -22,11 +27,36 @@ import java.util.List;
  * @param latencyTargetMs the ladder criterion: a step is sustained when its p99 emit latency is below this
  * @param partitions partitions of every benchmark topic
  * @param seed seed of the simulated content and lengths
+ * @param pairs interleaved runs of each contender in the flood and latency comparisons
+ * @param phases the phases this run measures
  */
 public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measure, Duration drainLimit,
                           int tokensPerSecond, int tokensPerDelta, Range reasoningTokens, Range messageTokens,
                           int floodEvents, List<Integer> itemLengths, double growthFraction, int passThroughStep,
-                          long latencyTargetMs, int partitions, long seed) {
+                          long latencyTargetMs, int partitions, long seed, int pairs, Set<Phase> phases) {
+
+    /**
+     * What a run can measure: the flood pairs; the ladder (one sweep of every step, then the latency
+     * pairs at the pass-through step); the appends (the topology's runs of those pairs alone); the
+     * write amplification.
+     */
+    public enum Phase {
+        FLOOD, LADDER, APPENDS, AMPLIFICATION;
+
+        public static Phase parse(String name) {
+            try {
+                return valueOf(name.strip().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("unknown phase '" + name + "', expected one of "
+                        + Arrays.stream(values()).map(Phase::toString).collect(Collectors.joining(", ")));
+            }
+        }
+
+        @Override
+        public String toString() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     /** An inclusive range of token counts. */
     public record Range(int min, int max) {
@@ -53,6 +83,7 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     public BenchConfig {
         ladder = List.copyOf(ladder);
         itemLengths = List.copyOf(itemLengths);
+        phases = Set.copyOf(phases);
         if (ladder.isEmpty() || ladder.stream().anyMatch(n -> n <= 0)) {
             throw new IllegalArgumentException("ladder must be positive turn counts, got " + ladder);
         }
@@ -62,21 +93,31 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
         if (tokensPerSecond <= 0 || tokensPerDelta <= 0 || floodEvents <= 0 || partitions <= 0) {
             throw new IllegalArgumentException("rates, sizes and partitions must be positive");
         }
+        if (pairs <= 0) {
+            throw new IllegalArgumentException("pairs must be at least 1, got " + pairs);
+        }
+        if (phases.isEmpty()) {
+            throw new IllegalArgumentException("a run needs at least one phase");
+        }
         if (growthFraction <= 0) {
             throw new IllegalArgumentException("growth fraction must be > 0, got " + growthFraction);
         }
     }
 
     public static BenchConfig full() {
-        return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(15), Duration.ofSeconds(30),
+        return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(10), Duration.ofSeconds(15),
                 Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
-                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42);
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, EnumSet.allOf(Phase.class));
     }
 
     public static BenchConfig quick() {
         return new BenchConfig(List.of(50, 200), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
-                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42);
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, EnumSet.allOf(Phase.class));
+    }
+
+    public boolean measures(Phase phase) {
+        return phases.contains(phase);
     }
 
     /** Nanoseconds between two deltas of one turn. */

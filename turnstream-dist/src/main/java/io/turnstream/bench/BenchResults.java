@@ -3,11 +3,32 @@ package io.turnstream.bench;
 import java.util.List;
 import java.util.Map;
 
-/** Every figure of one benchmark run; written as {@code results.json} and rendered as {@code results.md}. */
-public record BenchResults(Machine machine, RunSettings settings, List<LadderStep> ladder,
-                           Integer largestSustainedStep, LadderStep passThroughLatency, List<FloodResult> flood,
-                           List<Amplification> amplification, Memory memory, Ratios ratios, List<Target> targets,
+/**
+ * Every figure of one benchmark run; written as {@code results.json} and rendered as {@code results.md}.
+ * {@code figures} are the headline figures, each the median and spread of its runs (interleaved pairs
+ * where a baseline is compared); the other fields hold every single run they come from. A phase left
+ * out ({@code --only}) leaves its fields empty or null.
+ */
+public record BenchResults(Machine machine, RunSettings settings, LoadAverage loadBefore, LoadAverage loadAfter,
+                           List<Figure> figures, List<String> warnings, List<LadderStep> ladder,
+                           Integer largestSustainedStep, LatencyPairs latencyPairs, List<FloodResult> flood,
+                           List<Amplification> amplification, Memory memory, List<Target> targets,
                            double durationSeconds) {
+
+    /** One figure: its name (the key {@code --compare} matches by), unit ("x" for a ratio) and spread over its runs. */
+    public record Figure(String name, String unit, Spread spread) {
+    }
+
+    /** The machine's load averages over 1, 5 and 15 minutes (null where the system does not say). */
+    public record LoadAverage(Double one, Double five, Double fifteen) {
+    }
+
+    /**
+     * The latency comparison at {@code turns} turns: runs of the topology and of the pass-through app,
+     * alternately, each on fresh topics (pass-through empty when only the topology ran).
+     */
+    public record LatencyPairs(int turns, List<LadderStep> topology, List<LadderStep> passThrough) {
+    }
 
     public record Machine(int cpus, long memoryBytes, String jdk, String os, long maxHeapBytes, String kafka,
                           String startedAt) {
@@ -16,7 +37,8 @@ public record BenchResults(Machine machine, RunSettings settings, List<LadderSte
     public record RunSettings(List<Integer> ladder, double warmupSeconds, double measureSeconds, int tokensPerSecond,
                               int tokensPerDelta, String reasoningTokens, String messageTokens, int partitions,
                               String processingGuarantee, long commitIntervalMs, double growthFraction,
-                              int floodEvents, long latencyTargetMs, Map<String, String> kafkaOverrides) {
+                              int floodEvents, long latencyTargetMs, int pairs, List<String> phases,
+                              Map<String, String> kafkaOverrides) {
     }
 
     /**
@@ -32,8 +54,8 @@ public record BenchResults(Machine machine, RunSettings settings, List<LadderSte
                              Double appendBytesPerContentByte) {
     }
 
-    /** One application reading {@code events} raw events as fast as it can. */
-    public record FloodResult(String app, long events, double seconds, double eventsPerSec, long outputRecords,
+    /** One application reading {@code events} raw events as fast as it can, in pair {@code pair} (from 1). */
+    public record FloodResult(String app, int pair, long events, double seconds, double eventsPerSec, long outputRecords,
                               double outputPerSec, double appCpuMsPer1000Events) {
     }
 
@@ -49,11 +71,6 @@ public record BenchResults(Machine machine, RunSettings settings, List<LadderSte
     /** Heap after GC of the whole JVM (broker included) idle and with {@code openTurns} open, and RocksDB's own. */
     public record Memory(int openTurns, long heapIdleBytes, long heapOpenBytes, long heapPerOpenTurnBytes,
                          long rocksDbBytes, Map<String, Long> rocksDb) {
-    }
-
-    /** The topology over its baselines; null where a figure is missing. */
-    public record Ratios(Double floodThroughputVsPassThrough, Double floodThroughputVsConsumer,
-                         Double cpuPerEventVsPassThrough, Double emitP99VsPassThroughP99) {
     }
 
     public record Target(String name, String target, String measured, boolean met) {

@@ -14,11 +14,12 @@ import java.util.function.LongPredicate;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * Flood mode: one set of raw events, produced as fast as possible, then read by each contender in
- * turn on the same broker: a plain consumer (the machine's limit), the pass-through Streams app and
- * the topology. Each rate is the events over the time from the contender being ready (a Streams
- * app RUNNING, so group join and task assignment are not counted) to its last output record being
- * visible to a read_committed consumer.
+ * Flood mode: in each pair, a fresh set of raw events is produced as fast as possible, then read on
+ * the same broker by the topology, the pass-through Streams app (its baseline) and a plain consumer
+ * (the machine's limit), in that order; pairs repeat on fresh topics, after one unmeasured warm-up
+ * pair with a fifth of the events. Each rate is the events over the time from the contender being
+ * ready (a Streams app RUNNING, so group join and task assignment are not counted) to its last
+ * output record being visible to a read_committed consumer.
  */
 final class FloodRun {
 
@@ -28,11 +29,11 @@ final class FloodRun {
     private static final String PASS_THROUGH_APP = "bench-flood-passthrough";
     private static final String TOPOLOGY_APP = "bench-flood-topology";
     private static final int CONCURRENT_TURNS = 200;
+    private static final int PRODUCE_ATTEMPTS = 3;
 
     private final BenchCluster cluster;
     private final BenchConfig config;
     private final PrintWriter progress;
-    private double producerEventsPerSec;
 
     FloodRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
         this.cluster = cluster;
@@ -40,48 +41,70 @@ final class FloodRun {
         this.progress = progress;
     }
 
+    /** Every measured pair's results, warm-up left out. */
     List<FloodResult> run() throws Exception {
-        Topics topics = cluster.createTopics("flood");
-        progress.printf("flood: producing %,d raw events as fast as possible%n", config.floodEvents());
-        progress.flush();
-        LoadGenerator.Sent sent;
-        long start = System.nanoTime();
-        try (Producer<String, byte[]> producer = cluster.producer()) {
-            sent = LoadGenerator.flood(producer, topics.rawEvents(), config, "f", CONCURRENT_TURNS, config.floodEvents());
-        }
-        producerEventsPerSec = LadderRun.round(sent.events() * 1e9 / (System.nanoTime() - start));
-        progress.printf("  %,d events of %,d turns at %,.0f events/s%n", sent.events(), sent.turns(), producerEventsPerSec);
+        pair(0, Math.max(1, config.floodEvents() / 5));
         List<FloodResult> results = new ArrayList<>();
-        results.add(measure(CONSUMER, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(), System.nanoTime(),
-                sent.events(), count -> count >= sent.events(), null));
-        String copy = cluster.createTopic("bench.flood.copy");
-        try (StreamsService app = cluster.startPassThrough(PASS_THROUGH_APP, topics.rawEvents(), copy)) {
-            results.add(measure(PASS_THROUGH, PASS_THROUGH_APP, copy, System.nanoTime(), sent.events(),
-                    count -> count >= sent.events(), null));
-        }
-        try (StreamsService app = cluster.startTopology(TOPOLOGY_APP, topics, 0)) {
-            results.add(measure(TOPOLOGY, TOPOLOGY_APP, topics.upserts(), System.nanoTime(), sent.events(), null,
-                    sent.turns()));
+        for (int pair = 1; pair <= config.pairs(); pair++) {
+            results.addAll(pair(pair, config.floodEvents()));
         }
         return results;
     }
 
-    double producerEventsPerSec() {
-        return producerEventsPerSec;
+    /** One pair on fresh topics; pair 0 is the warm-up. */
+    private List<FloodResult> pair(int pair, int events) throws Exception {
+        String run = pair == 0 ? "warmup" : "p" + pair;
+        progress.printf("flood %s: producing %,d raw events as fast as possible%n",
+                pair == 0 ? "warm-up (not measured)" : "pair " + pair + " of " + config.pairs(), events);
+        progress.flush();
+        Topics fresh = null;
+        LoadGenerator.Sent produced = null;
+        for (int attempt = 1; produced == null; attempt++) {
+            // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
+            fresh = cluster.createTopics("flood-" + run + (attempt == 1 ? "" : "-" + attempt));
+            long start = System.nanoTime();
+            try (Producer<String, byte[]> producer = cluster.producer()) {
+                produced = LoadGenerator.flood(producer, fresh.rawEvents(), config, "f", CONCURRENT_TURNS, events);
+                progress.printf("  %,d events of %,d turns at %,.0f events/s%n", produced.events(), produced.turns(),
+                        produced.events() * 1e9 / (System.nanoTime() - start));
+            } catch (IllegalStateException e) {
+                if (attempt == PRODUCE_ATTEMPTS) {
+                    throw e;
+                }
+                progress.printf("  %s; producing again on fresh topics%n", e.getMessage());
+            }
+        }
+        Topics topics = fresh;
+        LoadGenerator.Sent sent = produced;
+        List<FloodResult> results = new ArrayList<>();
+        String topologyApp = TOPOLOGY_APP + "-" + run;
+        try (StreamsService app = cluster.startTopology(topologyApp, topics, 0)) {
+            results.add(measure(TOPOLOGY, pair, topologyApp, topics.upserts(), System.nanoTime(), sent.events(), null,
+                    sent.turns()));
+        }
+        String copy = cluster.createTopic("bench.flood-" + run + ".copy");
+        String copyApp = PASS_THROUGH_APP + "-" + run;
+        try (StreamsService app = cluster.startPassThrough(copyApp, topics.rawEvents(), copy)) {
+            results.add(measure(PASS_THROUGH, pair, copyApp, copy, System.nanoTime(), sent.events(),
+                    count -> count >= sent.events(), null));
+        }
+        results.add(measure(CONSUMER, pair, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(),
+                System.nanoTime(), sent.events(), count -> count >= sent.events(), null));
+        return results;
     }
 
     /**
      * Tails {@code output} until done: {@code outputDone} by record count, or (the topology) until
      * {@code closedTurns} turns have closed. The time runs from {@code startNanos} (the app is
      * RUNNING, or the consumer about to start) to the last output record; CPU is of the app's
-     * threads (for the plain consumer, its own thread) while it worked.
+     * threads (names containing {@code threads}; for the plain consumer, its own thread) while it worked.
      */
-    private FloodResult measure(String name, String appId, String output, long startNanos, long events,
+    private FloodResult measure(String name, int pair, String threads, String output, long startNanos, long events,
                                 LongPredicate outputDone, Integer closedTurns) throws Exception {
         long[] count = new long[1];
         long[] closed = new long[1];
         long[] last = {0};
-        long cpu0 = Resources.threadsCpuNanos(appId);
+        long cpu0 = Resources.threadsCpuNanos(threads);
         Duration limit = Duration.ofSeconds(Math.max(120, events / 1_000));
         boolean done;
         long cpu;
@@ -103,13 +126,13 @@ final class FloodRun {
                     return closedTurns != null ? closed[0] >= closedTurns : outputDone.test(count[0]);
                 }
             }, limit);
-            cpu = Resources.threadsCpuNanos(appId) - cpu0;
+            cpu = Resources.threadsCpuNanos(threads) - cpu0;
         }
         if (!done) {
             throw new IllegalStateException(name + " did not finish " + events + " flood events within " + limit.toSeconds() + " s");
         }
         double seconds = Math.max(1e-3, (last[0] - startNanos) / 1e9);
-        FloodResult result = new FloodResult(name, events, LadderRun.round(seconds), LadderRun.round(events / seconds),
+        FloodResult result = new FloodResult(name, pair, events, LadderRun.round(seconds), LadderRun.round(events / seconds),
                 count[0], LadderRun.round(count[0] / seconds), LadderRun.perThousand(cpu, events));
         progress.printf("  %-22s %,10.0f events/s  (%,d output records, %.2f ms CPU per 1,000 events)%n", name,
                 result.eventsPerSec(), count[0], result.appCpuMsPer1000Events());

@@ -1,6 +1,7 @@
 package io.turnstream.bench;
 
 import io.turnstream.bench.BenchResults.LadderStep;
+import io.turnstream.bench.BenchResults.LatencyPairs;
 import io.turnstream.bench.BenchResults.Memory;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
@@ -18,11 +19,13 @@ import org.apache.kafka.clients.producer.Producer;
  * The load ladder: for each step, N paced turns stream into the topology; after a warm-up, a
  * window is measured and then drained (the load runs on until every delta of the window has shown
  * in an upsert, or the drain limit passes); then the open turns are ended. Memory is sampled at
- * the largest step while its turns are open. The pass-through baseline runs one step the same way.
+ * the largest step while its turns are open. The latency pairs run one step the same way, the
+ * topology and the pass-through app alternately, each run on fresh topics and a fresh app.
  */
 final class LadderRun {
 
     private static final String LADDER_APP = "bench-ladder-topology";
+    private static final String PAIR_TOPOLOGY_APP = "bench-latency-topology";
     private static final String PASS_THROUGH_APP = "bench-latency-passthrough";
 
     private final BenchCluster cluster;
@@ -36,45 +39,69 @@ final class LadderRun {
         this.progress = progress;
     }
 
-    List<LadderStep> topology() throws Exception {
-        Topics topics = cluster.createTopics("ladder");
+    /** Every step of the ladder, once, on one topology app. */
+    List<LadderStep> sweep() throws Exception {
+        return topology("ladder", LADDER_APP, config.ladder(), true);
+    }
+
+    /**
+     * {@code config.pairs()} runs at {@code turns} turns of the topology, each followed by one of the
+     * pass-through app when {@code withBaseline}. Each run's own warm-up is not measured.
+     */
+    LatencyPairs pairs(int turns, boolean withBaseline) throws Exception {
+        List<LadderStep> topology = new ArrayList<>();
+        List<LadderStep> passThrough = new ArrayList<>();
+        for (int pair = 1; pair <= config.pairs(); pair++) {
+            progress.printf("latency pair %d of %d at %d turns%n", pair, config.pairs(), turns);
+            String run = "latency-topology-p" + pair;
+            topology.addAll(topology(run, PAIR_TOPOLOGY_APP + "-p" + pair, List.of(turns), false));
+            if (withBaseline) {
+                passThrough.add(passThrough(turns, "latency-passthrough-p" + pair, PASS_THROUGH_APP + "-p" + pair));
+            }
+        }
+        return new LatencyPairs(turns, topology, passThrough);
+    }
+
+    private List<LadderStep> topology(String phase, String appId, List<Integer> turnCounts, boolean sampleMemory)
+            throws Exception {
+        Topics topics = cluster.createTopics(phase);
         AtomicReference<LatencyTracker> current = new AtomicReference<>(new LatencyTracker(config.deltaIntervalNanos()));
         List<LadderStep> steps = new ArrayList<>();
-        int largest = config.ladder().stream().max(Integer::compare).orElseThrow();
-        try (StreamsService app = cluster.startTopology(LADDER_APP, topics, 0);
+        int largest = turnCounts.stream().max(Integer::compare).orElseThrow();
+        try (StreamsService app = cluster.startTopology(appId, topics, 0);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), topics.upserts(),
                      (record, visible) -> current.get().onUpsert(record.value(), visible));
              TopicTail appends = TopicTail.start(cluster.bootstrapServers(), topics.itemAppends(),
                      (record, visible) -> current.get().onAppend(record.key(), record.value(), visible))) {
-            long heapIdle = Resources.heapAfterGc();
-            for (int turns : config.ladder()) {
+            long heapIdle = sampleMemory ? Resources.heapAfterGc() : 0;
+            for (int turns : turnCounts) {
                 LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
                 current.set(tracker);
-                Runnable sampleMemory = turns != largest ? () -> { } : () -> {
+                Runnable whileOpen = !sampleMemory || turns != largest ? () -> { } : () -> {
                     int open = tracker.openTurns();
                     long heap = Resources.heapAfterGc();
                     Map<String, Long> rocks = Resources.rocksDbMemory(app.streams());
                     memory = new Memory(open, heapIdle, heap, open == 0 ? 0 : (heap - heapIdle) / open,
                             rocks.values().stream().mapToLong(Long::longValue).sum(), rocks);
                 };
-                steps.add(step("topology", LADDER_APP, turns, producer, topics.rawEvents(), tracker, sampleMemory));
+                steps.add(step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen));
             }
         }
         return steps;
     }
 
     /** The pass-through app at one step: its latency is the floor any Streams app pays here. */
-    LadderStep passThrough(int turns) throws Exception {
-        Topics topics = cluster.createTopics("passthrough");
-        String copy = cluster.createTopic("bench.passthrough.copy");
+    private LadderStep passThrough(int turns, String phase, String appId) throws Exception {
+        Topics topics = cluster.createTopics(phase);
+        String copy = cluster.createTopic("bench." + phase + ".copy");
         LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
-        try (StreamsService app = cluster.startPassThrough(PASS_THROUGH_APP, topics.rawEvents(), copy);
+        try (StreamsService app = cluster.startPassThrough(appId, topics.rawEvents(), copy);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), copy, (record, visible) ->
                      tracker.onCopiedEvent(record.key(), Json.MAPPER.readTree(record.value()).path("event_id").asText(),
                              visible))) {
-            return step("pass-through", PASS_THROUGH_APP, turns, producer, topics.rawEvents(), tracker, () -> { });
+            return step("pass-through", appId, turns, producer, topics.rawEvents(), tracker, () -> { });
         }
     }
 

@@ -93,7 +93,7 @@ final class LoadGenerator implements AutoCloseable {
 
     /**
      * Sends at least {@code events} events of {@code concurrency} interleaved turns as fast as
-     * possible, then closes the open turns.
+     * possible, then closes the open turns; throws when any event was not written.
      */
     static Sent flood(Producer<String, byte[]> producer, String topic, BenchConfig config, String prefix,
                      int concurrency, long events) {
@@ -105,6 +105,7 @@ final class LoadGenerator implements AutoCloseable {
             load.sendNext();
         }
         load.closeOpenTurns();
+        load.throwIfFailed();
         return new Sent(load.turnsStarted, load.sent.get());
     }
 
@@ -163,6 +164,10 @@ final class LoadGenerator implements AutoCloseable {
             thread.join();
         }
         closeOpenTurns();
+        throwIfFailed();
+    }
+
+    private void throwIfFailed() {
         Exception failed = failure.get();
         if (failed != null) {
             throw new IllegalStateException("the load producer failed: " + failed.getMessage(), failed);

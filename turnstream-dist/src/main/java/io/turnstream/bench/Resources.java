@@ -1,8 +1,11 @@
 package io.turnstream.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.Metric;
@@ -35,6 +38,18 @@ final class Resources {
     static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
+    }
+
+    /** The load averages of {@code /proc/loadavg}; where there is none, the JVM's 1-minute figure alone. */
+    static BenchResults.LoadAverage loadAverage() {
+        try {
+            String[] fields = Files.readString(Path.of("/proc/loadavg")).strip().split("\\s+");
+            return new BenchResults.LoadAverage(Double.parseDouble(fields[0]), Double.parseDouble(fields[1]),
+                    Double.parseDouble(fields[2]));
+        } catch (IOException | RuntimeException e) {
+            double one = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+            return new BenchResults.LoadAverage(one < 0 ? null : one, null, null);
+        }
     }
 
     static long totalMemoryBytes() {

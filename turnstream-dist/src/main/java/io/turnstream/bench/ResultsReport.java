@@ -1,14 +1,18 @@
 package io.turnstream.bench;
 
 import io.turnstream.bench.BenchResults.Amplification;
+import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.bench.BenchResults.LadderStep;
+import io.turnstream.bench.BenchResults.LatencyPairs;
 import io.turnstream.bench.BenchResults.Target;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
-/** The markdown tables of a run, ratios first; {@code docs/benchmarks.md} embeds them. */
+/** The markdown tables of a run, the figures with their spread first; {@code docs/benchmarks.md} embeds them. */
 final class ResultsReport {
 
     private ResultsReport() {
@@ -28,61 +32,81 @@ final class ResultsReport {
                 s.reasoningTokens(), s.messageTokens(), s.warmupSeconds(), s.measureSeconds(), s.floodEvents(),
                 s.growthFraction(), s.kafkaOverrides().isEmpty() ? "none" : s.kafkaOverrides()));
 
-        BenchResults.Ratios ratios = r.ratios();
-        md.append("### Ratios to the baselines\n\n");
-        md.append(table(List.of("ratio", "value"), List.of(
-                List.of("flood throughput, topology / pass-through Streams", fmt(ratios.floodThroughputVsPassThrough())),
-                List.of("flood throughput, topology / plain consumer", fmt(ratios.floodThroughputVsConsumer())),
-                List.of("CPU per event, topology / pass-through Streams", fmt(ratios.cpuPerEventVsPassThrough())),
-                List.of("emit p99 at " + r.passThroughLatency().turns() + " turns, topology / pass-through",
-                        fmt(ratios.emitP99VsPassThroughP99())))));
+        md.append(String.format(Locale.ROOT, "Phases: %s; %d interleaved pairs per comparison. Load average (1 / 5 / 15 min) "
+                + "%s before, %s after.%n%n", String.join(", ", s.phases()), s.pairs(), load(r.loadBefore()), load(r.loadAfter())));
+        for (String warning : r.warnings()) {
+            md.append("**Warning, ").append(warning).append(".**\n\n");
+        }
 
-        md.append("\n### Targets\n\n");
+        md.append("### Figures: median and spread\n\n");
+        md.append("Ratios are medians of the per-pair ratios (topology and baseline run alternately, each pair on "
+                + "fresh topics). Range is min-max of the runs, IQR the interquartile range.\n\n");
+        List<List<String>> figures = new ArrayList<>();
+        for (Figure f : r.figures()) {
+            Spread sp = f.spread();
+            boolean one = sp.runs() == 1;
+            figures.add(List.of(f.name(), Figures.number(sp.median(), f.unit()), one ? "" : Figures.range(sp, f.unit()),
+                    one ? "" : String.format(Locale.ROOT, "-%.0f%% / +%.0f%%", sp.below() * 100, sp.above() * 100),
+                    one ? "" : Figures.number(sp.q1(), f.unit()) + "-" + Figures.number(sp.q3(), f.unit()),
+                    Integer.toString(sp.runs())));
+        }
+        md.append(table(List.of("figure", "median", "range", "range around the median", "IQR", "runs"), figures));
+
+        md.append("\n### Targets (judged on the median)\n\n");
         List<List<String>> targets = new ArrayList<>();
         for (Target t : r.targets()) {
             targets.add(List.of(t.name(), t.target(), t.measured(), t.met() ? "met" : "**missed**"));
         }
         md.append(table(List.of("target", "wanted", "measured", ""), targets));
 
-        md.append("\n### Flood: as fast as possible, same raw events, same broker\n\n");
-        List<List<String>> flood = new ArrayList<>();
-        for (FloodResult f : r.flood()) {
-            flood.add(List.of(f.app(), String.format(Locale.ROOT, "%,d", f.events()), String.format(Locale.ROOT, "%,.0f", f.eventsPerSec()),
-                    String.format(Locale.ROOT, "%,d", f.outputRecords()), String.format(Locale.ROOT, "%,.0f", f.outputPerSec()),
-                    String.format(Locale.ROOT, "%.1f", f.appCpuMsPer1000Events())));
+        if (!r.flood().isEmpty()) {
+            md.append("\n### Flood: as fast as possible, same raw events, same broker, pair by pair\n\n");
+            List<List<String>> flood = new ArrayList<>();
+            for (FloodResult f : r.flood()) {
+                flood.add(List.of(Integer.toString(f.pair()), f.app(), String.format(Locale.ROOT, "%,d", f.events()),
+                        String.format(Locale.ROOT, "%,.0f", f.eventsPerSec()), String.format(Locale.ROOT, "%,d", f.outputRecords()),
+                        String.format(Locale.ROOT, "%,.0f", f.outputPerSec()),
+                        String.format(Locale.ROOT, "%.1f", f.appCpuMsPer1000Events())));
+            }
+            md.append(table(List.of("pair", "reader", "raw events", "raw events/s", "output records", "output/s",
+                    "CPU ms per 1,000 events"), flood));
         }
-        md.append(table(List.of("reader", "raw events", "raw events/s", "output records", "output/s",
-                "CPU ms per 1,000 events"), flood));
 
-        md.append("\n### Load ladder: paced turns, latency to a read_committed consumer (ms)\n\n");
-        List<List<String>> ladder = new ArrayList<>();
-        List<LadderStep> steps = new ArrayList<>(r.ladder());
-        steps.add(r.passThroughLatency());
-        for (LadderStep l : steps) {
-            ladder.add(List.of(l.app(), Integer.toString(l.turns()), String.format(Locale.ROOT, "%,.0f", l.offeredEventsPerSec()),
-                    String.format(Locale.ROOT, "%,.0f", l.sentEventsPerSec()), String.format(Locale.ROOT, "%,.0f", l.upsertsPerSec()),
-                    latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
-                    String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
-                    String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
-                    l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : ""));
+        List<LadderStep> pairRuns = new ArrayList<>();
+        LatencyPairs pairs = r.latencyPairs();
+        if (pairs != null) {
+            for (int i = 0; i < pairs.topology().size(); i++) {
+                pairRuns.add(pairs.topology().get(i));
+                if (i < pairs.passThrough().size()) {
+                    pairRuns.add(pairs.passThrough().get(i));
+                }
+            }
+            md.append(String.format(Locale.ROOT, "%n### Latency pairs at %d turns, run by run (ms)%n%n", pairs.turns()));
+            md.append(ladderTable(pairRuns, r.settings().latencyTargetMs()));
         }
-        md.append(table(List.of("app", "turns", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
-                "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
-                "emit p99 < " + r.settings().latencyTargetMs() + " ms"), ladder));
-
-        md.append("\n### Live text: content latency through `llm.item-appends` (ms)\n\n");
-        List<List<String>> appends = new ArrayList<>();
-        for (LadderStep l : r.ladder()) {
-            appends.add(List.of(Integer.toString(l.turns()), latency(l.appendLatency()), latency(l.contentLatency()),
-                    l.appendBytesPerContentByte() == null ? "n/a"
-                            : String.format(Locale.ROOT, "%.2fx", l.appendBytesPerContentByte())));
+        if (!r.ladder().isEmpty()) {
+            md.append("\n### Load ladder, one sweep: paced turns, latency to a read_committed consumer (ms)\n\n");
+            md.append(ladderTable(r.ladder(), r.settings().latencyTargetMs()));
+            md.append(String.format(Locale.ROOT, "%nLargest step sustained (emit p99 under the target, every delta shown): %s.%n",
+                    r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
         }
-        md.append(table(List.of("turns", "content through appends p50/p95/p99/max", "content through upserts p50/p95/p99/max",
-                "append bytes / content bytes"), appends));
-        md.append(String.format(Locale.ROOT, "%nLargest step sustained (emit p99 under the target, every delta shown): %s.%n",
-                r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
+        List<LadderStep> topologyRuns = new ArrayList<>(r.ladder());
+        pairRuns.stream().filter(l -> l.appendBytesPerContentByte() != null).forEach(topologyRuns::add);
+        if (!topologyRuns.isEmpty()) {
+            md.append("\n### Live text: content latency through `llm.item-appends` (ms), sweep then pairs\n\n");
+            List<List<String>> appends = new ArrayList<>();
+            for (LadderStep l : topologyRuns) {
+                appends.add(List.of(Integer.toString(l.turns()), latency(l.appendLatency()), latency(l.contentLatency()),
+                        l.appendBytesPerContentByte() == null ? "n/a"
+                                : String.format(Locale.ROOT, "%.2fx", l.appendBytesPerContentByte())));
+            }
+            md.append(table(List.of("turns", "content through appends p50/p95/p99/max",
+                    "content through upserts p50/p95/p99/max", "append bytes / content bytes"), appends));
+        }
 
-        md.append("\n### Write amplification\n\n");
+        if (!r.amplification().isEmpty()) {
+            md.append("\n### Write amplification\n\n");
+        }
         List<List<String>> amp = new ArrayList<>();
         for (Amplification a : r.amplification()) {
             amp.add(List.of(a.gradient(), String.format(Locale.ROOT, "%,d", a.tokens()), String.format(Locale.ROOT, "%,d", a.contentBytes()),
@@ -91,12 +115,14 @@ final class ResultsReport {
                     String.format(Locale.ROOT, "%,d", a.changelogRecordBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogRatio()),
                     String.format(Locale.ROOT, "%,d", a.changelogDiskBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogDiskRatio())));
         }
-        md.append(table(List.of("gradient", "item tokens", "content bytes", "upserts", "upsert bytes", "upsert / content",
-                "changelog record bytes", "changelog / content", "changelog disk bytes", "disk / content"), amp));
+        if (!amp.isEmpty()) {
+            md.append(table(List.of("gradient", "item tokens", "content bytes", "upserts", "upsert bytes", "upsert / content",
+                    "changelog record bytes", "changelog / content", "changelog disk bytes", "disk / content"), amp));
+        }
 
         BenchResults.Memory mem = r.memory();
-        md.append("\n### Memory\n\n");
         if (mem != null) {
+            md.append("\n### Memory\n\n");
             md.append(table(List.of("open turns", "heap idle (MB)", "heap open (MB)", "heap per open turn (KB)",
                     "RocksDB (MB)", "RocksDB detail (MB)"), List.of(List.of(Integer.toString(mem.openTurns()),
                     mb(mem.heapIdleBytes()), mb(mem.heapOpenBytes()), String.format(Locale.ROOT, "%.1f", mem.heapPerOpenTurnBytes() / 1024.0),
@@ -104,6 +130,27 @@ final class ResultsReport {
                             .map(e -> e.getKey() + " " + mb(e.getValue())).reduce((a, b) -> a + ", " + b).orElse("")))));
         }
         return md.toString();
+    }
+
+    private static String ladderTable(List<LadderStep> steps, long targetMs) {
+        List<List<String>> rows = new ArrayList<>();
+        for (LadderStep l : steps) {
+            rows.add(List.of(l.app(), Integer.toString(l.turns()), String.format(Locale.ROOT, "%,.0f", l.offeredEventsPerSec()),
+                    String.format(Locale.ROOT, "%,.0f", l.sentEventsPerSec()), String.format(Locale.ROOT, "%,.0f", l.upsertsPerSec()),
+                    latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
+                    String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
+                    String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
+                    l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : ""));
+        }
+        return table(List.of("app", "turns", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
+                "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
+                "emit p99 < " + targetMs + " ms"), rows);
+    }
+
+    /** "1.26 / 0.59 / 0.22", dashes where the system does not say. */
+    static String load(BenchResults.LoadAverage load) {
+        return Stream.of(load.one(), load.five(), load.fifteen())
+                .map(v -> v == null ? "-" : String.format(Locale.ROOT, "%.2f", v)).collect(Collectors.joining(" / "));
     }
 
     private static String latency(Percentiles p) {
@@ -114,11 +161,7 @@ final class ResultsReport {
         return String.format(Locale.ROOT, "%.1f", bytes / 1048576.0);
     }
 
-    private static String fmt(Double ratio) {
-        return ratio == null ? "n/a" : String.format(Locale.ROOT, "%.2f", ratio);
-    }
-
-    private static String table(List<String> header, List<List<String>> rows) {
+    static String table(List<String> header, List<List<String>> rows) {
         StringBuilder md = new StringBuilder();
         md.append("| ").append(String.join(" | ", header)).append(" |\n");
         md.append("|").append("---|".repeat(header.size())).append("\n");

@@ -2,6 +2,10 @@ package io.turnstream.cli;
 
 import io.turnstream.bench.Bench;
 import io.turnstream.bench.BenchConfig;
+import io.turnstream.bench.BenchConfig.Phase;
+import io.turnstream.bench.BenchResults;
+import io.turnstream.bench.BenchResults.Figure;
+import io.turnstream.bench.Comparison;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
@@ -10,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -21,8 +26,10 @@ import picocli.CommandLine.Spec;
             "A ladder of concurrent paced turns (latency from each event's intended send time to a",
             "read_committed consumer), a flood of raw events read by a plain consumer, a pass-through",
             "Streams app and the topology, and the write amplification of long items. Writes",
-            "results.json, results.md and two PNG charts to --output. The default run takes about",
-            "five minutes on two cores; --quick about two."})
+            "results.json, results.md and PNG charts to --output. Each comparison runs the topology",
+            "and its baseline alternately (--pairs times, each on fresh topics) and reports the median",
+            "and spread of the per-pair ratios. The default run takes about 15 minutes on two cores;",
+            "--only flood with --quick about one."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Spec
@@ -30,6 +37,20 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--quick", description = "A short run: smaller ladder, shorter windows, fewer flood events.")
     private boolean quick;
+
+    @Option(names = "--only", paramLabel = "PHASE", split = ",",
+            description = "Measure only these phases: flood, ladder, appends (the topology's latency pairs alone), "
+                    + "amplification (default: all).")
+    private List<String> only;
+
+    @Option(names = "--pairs", paramLabel = "N",
+            description = "Interleaved runs of the topology and its baseline per comparison (default: 5).")
+    private Integer pairs;
+
+    @Option(names = "--compare", paramLabel = "BASE.json",
+            description = "An earlier results.json: prints, per figure, the change and whether it is beyond both "
+                    + "runs' spread (a change) or inside it (noise); also written to comparison.md.")
+    private Path compare;
 
     @Option(names = "--output", paramLabel = "DIR", defaultValue = "bench-results",
             description = "Where results.json, results.md and the charts go (default: ${DEFAULT-VALUE}).")
@@ -88,15 +109,20 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         BenchConfig config;
         Properties kafka;
+        List<Figure> base;
         try {
             config = config();
             kafka = Settings.load(configFile, null).kafkaProperties();
+            base = compare == null ? null : Comparison.readFigures(compare);
         } catch (NoSuchFileException e) {
-            throw new CliFailure(ExitCodes.CONFIG, "config file " + configFile + " does not exist");
+            throw new CliFailure(ExitCodes.CONFIG, e.getFile() + " does not exist");
         } catch (IOException | IllegalArgumentException e) {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
-        new Bench(config, kafka, spec.commandLine().getOut()).run(output);
+        BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);
+        if (base != null) {
+            Comparison.write(compare, base, results, output, spec.commandLine().getOut());
+        }
         return ExitCodes.OK;
     }
 
@@ -117,6 +143,8 @@ public final class BenchCommand implements Callable<Integer> {
                 passThroughStep != null ? passThroughStep : d.passThroughStep(),
                 d.latencyTargetMs(),
                 partitions != null ? partitions : d.partitions(),
-                d.seed());
+                d.seed(),
+                pairs != null ? pairs : d.pairs(),
+                only != null ? only.stream().map(Phase::parse).collect(Collectors.toSet()) : d.phases());
     }
 }

@@ -2,6 +2,7 @@ package io.turnstream.cli;
 
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Failures;
+import io.turnstream.runtime.KraftQuorum;
 import io.turnstream.runtime.Settings;
 import io.turnstream.security.ServiceAcls;
 import java.io.IOException;
@@ -9,6 +10,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -16,16 +19,22 @@ import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code turnstream broker}: a single-node KRaft broker in this process, for trying Turnstream on one machine. */
+/**
+ * {@code turnstream broker}: a KRaft node in this process, a cluster of its own or (with
+ * {@link QuorumOptions}) one node of a multi-node cluster, for running Turnstream on one machine.
+ */
 @Command(name = "broker", mixinStandardHelpOptions = true,
-        description = {"Runs a single-node Kafka broker in this process.",
-            "A real KRaft node (broker and controller in one) with one-node replication and",
-            "transaction-log settings. Prints bootstrap.servers=HOST:PORT on stdout when it",
-            "is ready; runs until SIGTERM or Ctrl-C, then shuts down cleanly.",
+        description = {"Runs a Kafka broker in this process.",
+            "A real KRaft node (broker and controller in one): a single-node cluster, or with",
+            "--node-id, --voters and --cluster-id one node of a multi-node cluster (three",
+            "replicas of internal topics, min.insync.replicas 2). Prints",
+            "bootstrap.servers=HOST:PORT on stdout when it is ready; runs until SIGTERM or",
+            "Ctrl-C, then shuts down cleanly.",
             "With --secure: SASL/SCRAM-SHA-256 and ACLs, one principal per service; prints",
             "credentials=DIR too, where each principal's client properties file (a --config) is."})
 public final class BrokerCommand implements Callable<Integer> {
@@ -44,6 +53,9 @@ public final class BrokerCommand implements Callable<Integer> {
                     + "(default: a temporary directory deleted on exit).")
     private Path dataDir;
 
+    @Mixin
+    private QuorumOptions cluster;
+
     @Option(names = "--secure",
             description = "SASL/SCRAM-SHA-256 with ACLs: the principal admin (the only super user) and one per service "
                     + "(gateway, topology, tool-executor, connect) with least privilege; their client properties go "
@@ -52,10 +64,21 @@ public final class BrokerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Optional<KraftQuorum> quorum = cluster.quorum();
+        if (quorum.isPresent() && port == 0) {
+            throw new CliFailure(ExitCodes.USAGE, "a node of a cluster needs a fixed --port: the other nodes "
+                    + "and the clients must know it");
+        }
+        if (quorum.isPresent() && secure) {
+            // each node would make its own passwords when it formats its data directory
+            throw new CliFailure(ExitCodes.USAGE, "--secure runs a single-node broker only; secure a multi-node "
+                    + "cluster as a real one (docs/security.md)");
+        }
         requirePortFree();
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
-        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(port, dir);
+        EmbeddedKafkaBroker broker = quorum.map(q -> new EmbeddedKafkaBroker(port, dir, q, Map.of()))
+                .orElseGet(() -> new EmbeddedKafkaBroker(port, dir));
         if (secure) {
             broker.secured(ServiceAcls.of(Settings.of(new Properties())).brokerSecurity(dir));
         }

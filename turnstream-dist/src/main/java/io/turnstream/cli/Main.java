@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "turnstream", mixinStandardHelpOptions = true, versionProvider = TurnstreamVersion.class,
         description = "Carries LLM responses from providers to user interfaces through Kafka.",
-        subcommands = {DemoCommand.class, BrokerCommand.class, TopicsCommand.class, AclsCommand.class, TopologyCommand.class, GatewayCommand.class,
+        subcommands = {DemoCommand.class, BrokerCommand.class, ClusterCommand.class, TopicsCommand.class, AclsCommand.class, TopologyCommand.class, GatewayCommand.class,
             ToolExecutorCommand.class, ConnectCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

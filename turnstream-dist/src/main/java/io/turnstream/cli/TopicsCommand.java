@@ -43,6 +43,12 @@ public final class TopicsCommand implements Callable<Integer> {
             description = "Replicas of each new topic (default: the cluster's default.replication.factor).")
     private short replicationFactor;
 
+    @Option(names = "--min-insync-replicas", paramLabel = "N",
+            description = "Replicas that must have a write before it is acknowledged to acks=all producers "
+                    + "(every Turnstream producer); e.g. 2 with --replication-factor 3, so one broker may fail "
+                    + "(default: the cluster's min.insync.replicas).")
+    private Integer minInsyncReplicas;
+
     @Override
     public Integer call() throws InterruptedException {
         if (partitions < 1) {
@@ -51,12 +57,19 @@ public final class TopicsCommand implements Callable<Integer> {
         if (replicationFactor == 0 || replicationFactor < -1) {
             throw new ParameterException(spec.commandLine(), "--replication-factor must be at least 1");
         }
+        if (minInsyncReplicas != null && (minInsyncReplicas < 1
+                || (replicationFactor > 0 && minInsyncReplicas > replicationFactor))) {
+            throw new ParameterException(spec.commandLine(), "--min-insync-replicas must be at least 1 and at most "
+                    + "--replication-factor: a write could never be acknowledged");
+        }
+        Map<String, String> topicConfigs = minInsyncReplicas == null ? Map.of()
+                : Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, minInsyncReplicas.toString());
         Settings settings = kafka.connect(List.of());
         Topics topics = settings.topics();
         Properties admin = ClusterCheck.adminProperties(settings);
         List<String> created;
         try {
-            created = TopicAdmin.createAll(admin, topics, partitions, replicationFactor);
+            created = TopicAdmin.createAll(admin, topics, partitions, replicationFactor, topicConfigs);
         } catch (ExecutionException e) {
             throw new CliFailure(ExitCodes.FAILURE, "cannot create topics on " + settings.bootstrapServers() + ": "
                     + e.getCause().getMessage(), e.getCause());
@@ -77,9 +90,10 @@ public final class TopicsCommand implements Callable<Integer> {
                 String name = resource.name();
                 TopicDescription description = descriptions.get(name);
                 String cleanup = configs.get(resource).get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
-                out.printf("%-8s %-24s partitions=%d replicas=%d cleanup.policy=%s%n",
+                out.printf("%-8s %-24s partitions=%d replicas=%d min.insync.replicas=%s cleanup.policy=%s%n",
                         created.contains(name) ? "created" : "exists", name, description.partitions().size(),
-                        description.partitions().get(0).replicas().size(), cleanup);
+                        description.partitions().get(0).replicas().size(),
+                        configs.get(resource).get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG).value(), cleanup);
                 if (name.equals(topics.itemState()) && !cleanup.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
                     spec.commandLine().getErr().println("turnstream topics: warning: " + name
                             + " is not compacted; it keeps every upsert instead of the latest per item");

@@ -9,18 +9,22 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The harness end to end in a tiny configuration: every figure lands in the results; no timing is judged. */
+/**
+ * The harness end to end in a tiny configuration (two pairs per comparison): every figure lands in
+ * the results with its spread; no timing is judged.
+ */
 class BenchSmokeTest {
 
     // The drain limit only bounds the wait for a slow (shared, loaded) machine; a fast one drains at once.
     private static final BenchConfig TINY = new BenchConfig(List.of(3, 6), Duration.ofSeconds(1), Duration.ofSeconds(2),
             Duration.ofSeconds(60), 200, 4, new BenchConfig.Range(10, 20), new BenchConfig.Range(20, 60), 2_000,
-            List.of(100, 1_000), 0.25, 3, 250, 2, 7);
+            List.of(100, 1_000), 0.25, 3, 250, 2, 7, 2, EnumSet.allOf(BenchConfig.Phase.class));
 
     @Test
     void aTinyRunWritesEveryFigure(@TempDir Path out) throws Exception {
@@ -38,9 +42,13 @@ class BenchSmokeTest {
             assertThat(step.path("appendBytesPerContentByte").asDouble()).isGreaterThan(1);
             assertThat(step.path("appCpuMsPer1000Events").asDouble()).isPositive();
         });
-        assertEveryPercentile(results.path("passThroughLatency").path("emitLatency"));
-        assertThat(results.path("flood")).extracting(f -> f.path("app").asText())
-                .containsExactly(FloodRun.CONSUMER, FloodRun.PASS_THROUGH, FloodRun.TOPOLOGY);
+        JsonNode pairs = results.path("latencyPairs");
+        assertThat(pairs.path("topology")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("appendLatency")));
+        assertThat(pairs.path("passThrough")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("emitLatency")));
+        // pairs alternate, warm-up left out
+        assertThat(results.path("flood")).extracting(f -> f.path("pair").asInt() + " " + f.path("app").asText())
+                .containsExactly("1 " + FloodRun.TOPOLOGY, "1 " + FloodRun.PASS_THROUGH, "1 " + FloodRun.CONSUMER,
+                        "2 " + FloodRun.TOPOLOGY, "2 " + FloodRun.PASS_THROUGH, "2 " + FloodRun.CONSUMER);
         assertThat(results.path("flood")).allSatisfy(f -> {
             assertThat(f.path("eventsPerSec").asDouble()).isPositive();
             assertThat(f.path("appCpuMsPer1000Events").asDouble()).isPositive();
@@ -54,11 +62,19 @@ class BenchSmokeTest {
         assertThat(memory.path("openTurns").asInt()).isPositive();
         assertThat(memory.path("heapOpenBytes").asLong()).isPositive();
         assertThat(memory.path("rocksDbBytes").asLong()).isPositive();
-        assertThat(results.path("ratios").path("floodThroughputVsPassThrough").isNumber()).isTrue();
-        assertThat(results.path("ratios").path("emitP99VsPassThroughP99").isNumber()).isTrue();
+        List<BenchResults.Figure> figures = Comparison.readFigures(out.resolve(Bench.RESULTS_JSON));
+        for (String ratio : List.of(Figures.FLOOD_VS_PASS_THROUGH, Figures.FLOOD_CPU_VS_PASS_THROUGH,
+                "emit p99 at 3 turns, topology / pass-through")) {
+            assertThat(Figures.find(figures, ratio)).as(ratio).get().satisfies(f -> assertThat(f.spread().runs()).isEqualTo(2));
+        }
+        assertThat(results.path("loadBefore").path("one").isNumber()).isTrue();
+        assertThat(results.path("loadAfter").path("one").isNumber()).isTrue();
+        assertThat(results.path("warnings").isArray()).isTrue();
         assertThat(results.path("targets")).isNotEmpty();
-        assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Ratios", "### Flood", "### Load ladder",
-                "### Write amplification", "### Memory", "### Live text");
+        assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Figures: median and spread", "### Flood",
+                "### Latency pairs", "### Load ladder", "### Write amplification", "### Memory", "### Live text",
+                "Load average");
+        assertThat(out.resolve(Charts.SPREAD_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.LATENCY_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.AMPLIFICATION_PNG)).isNotEmptyFile();
         assertThat(progress.toString()).contains("ladder", "flood", "amplification", "done");

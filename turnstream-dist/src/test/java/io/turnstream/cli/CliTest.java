@@ -49,7 +49,7 @@ class CliTest {
             CliRun first = run("topics", "--bootstrap-servers", servers, "--partitions", "2");
             assertThat(first.exitCode()).as(first.err()).isZero();
             assertThat(first.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("created "));
-            assertThat(first.out()).containsPattern("created +llm.item-state +partitions=2 replicas=1 cleanup.policy=compact");
+            assertThat(first.out()).containsPattern("created +llm.item-state +partitions=2 replicas=1 min.insync.replicas=1 cleanup.policy=compact");
             CliRun second = run("topics", "--bootstrap-servers", servers);
             assertThat(second.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("exists "));
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.turnstream.cli.Main;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the broker wrote for it, can do what its service needs and is refused the rest.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class SecureBrokerTest {
 
     private static final Pattern READY = Pattern.compile("bootstrap\\.servers=(127\\.0\\.0\\.1:\\d+)\ncredentials=(.+)\n");

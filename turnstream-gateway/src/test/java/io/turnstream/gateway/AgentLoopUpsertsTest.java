@@ -30,6 +30,7 @@ import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
+import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolContext;
 import io.turnstream.tools.ToolExecutorConfig;
@@ -61,6 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
  * completed or error, and every call ends with a tool output, also when the turn is cancelled or
  * the executor never answers.
  */
+@UsesBroker
 class AgentLoopUpsertsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);

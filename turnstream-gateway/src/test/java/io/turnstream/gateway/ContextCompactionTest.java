@@ -29,6 +29,7 @@ import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
+import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
 import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
@@ -52,6 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  * or refuses a prompt as too long, the gateway compacts the conversation with a summarisation call
  * and the turn goes on; the real topology turns it all into {@code llm.upserts}.
  */
+@UsesBroker
 class ContextCompactionTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);

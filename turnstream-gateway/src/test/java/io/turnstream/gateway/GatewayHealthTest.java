@@ -9,6 +9,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.testsupport.UsesBroker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,6 +20,7 @@ import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 /** The gateway's health on its management port follows its Kafka clients: up with the cluster, down without it. */
+@UsesBroker
 class GatewayHealthTest {
 
     private final HttpClient http = HttpClient.newHttpClient();

@@ -31,6 +31,7 @@ import io.turnstream.model.TurnActivity;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
+import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
 import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
@@ -51,6 +52,7 @@ import org.junit.jupiter.api.Test;
  * The gateway end to end: real HTTP API, the simulated provider over loopback HTTP, a real
  * embedded Kafka broker, and a stub tool executor answering tool calls on {@code llm.tool-results}.
  */
+@UsesBroker
 class GatewayTurnsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);

@@ -26,6 +26,7 @@ import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
+import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
@@ -55,6 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * topology and tool executor on an embedded broker, the gateway calling the simulated provider. The
  * {@code note} tool is on {@code ask}; every other tool keeps the default {@code allow}.
  */
+@UsesBroker
 class ToolApprovalsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);

@@ -15,6 +15,7 @@ import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.testsupport.UsesBroker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * withdrawn (tombstone); before any executor has published, a turn is offered no tools.
  */
 @ExtendWith(SharedBroker.class)
+@UsesBroker
 class PublishedToolDefinitionsTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);

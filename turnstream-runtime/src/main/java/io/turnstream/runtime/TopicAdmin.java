@@ -2,6 +2,7 @@ package io.turnstream.runtime;
 
 import io.turnstream.model.Topics;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -26,13 +27,24 @@ public final class TopicAdmin {
      */
     public static List<String> createAll(Properties clientProps, Topics topics, int partitions, short replicationFactor)
             throws InterruptedException, ExecutionException {
+        return createAll(clientProps, topics, partitions, replicationFactor, Map.of());
+    }
+
+    /**
+     * Creates every topic of {@code topics} that does not exist yet, each with {@code topicConfigs}
+     * (such as {@code min.insync.replicas}) besides its cleanup policy.
+     *
+     * @return the names of the topics this call created
+     */
+    public static List<String> createAll(Properties clientProps, Topics topics, int partitions, short replicationFactor,
+                                         Map<String, String> topicConfigs) throws InterruptedException, ExecutionException {
         List<NewTopic> wanted = new ArrayList<>();
         for (String name : topics.byRole().values()) {
-            NewTopic topic = new NewTopic(name, partitions, replicationFactor);
+            Map<String, String> configs = new HashMap<>(topicConfigs);
             if (topics.compacted(name)) {
-                topic.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+                configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
             }
-            wanted.add(topic);
+            wanted.add(new NewTopic(name, partitions, replicationFactor).configs(configs));
         }
         List<String> created = new ArrayList<>();
         try (Admin admin = Admin.create(clientProps)) {

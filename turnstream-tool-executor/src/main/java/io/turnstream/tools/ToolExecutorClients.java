@@ -1,5 +1,6 @@
 package io.turnstream.tools;
 
+import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.Settings;
 import java.util.Properties;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -41,6 +42,8 @@ final class ToolExecutorClients {
             // revoke only the partitions that move, so a rebalance does not stop every running call
             props.putIfAbsent(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
         }
+        // a dead executor's calls move after 6 s instead of 45 s
+        FailoverDefaults.groupMember(props);
         // its own client id: the producer's metrics (and the broker's logs) stay apart from the consumer's
         props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId() + "-calls");
         return props;

@@ -2,6 +2,7 @@ package io.turnstream.topology;
 
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.Settings;
 import io.turnstream.schema.WireFormats;
 import java.time.Duration;
@@ -47,6 +48,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public static final long DEFAULT_IDLE_TIMEOUT_MS = 600_000;
     public static final long DEFAULT_PUNCTUATE_INTERVAL_MS = 100;
     public static final long DEFAULT_ITEM_STATE_RETENTION_MS = Duration.ofDays(7).toMillis();
+    public static final String DEFAULT_STANDBY_REPLICAS = "1";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -86,15 +88,25 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
                 settings.kafkaProperties());
     }
 
-    /** Kafka Streams properties: our defaults (exactly-once), then every Kafka property the user gave. */
+    /**
+     * Kafka Streams properties: our defaults (exactly-once, a standby replica of each store, quick
+     * failover), then every Kafka property the user gave.
+     */
     public Properties streamsProperties() {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        // a second instance keeps a warm copy of each store: a dead instance's tasks resume there
+        // without restoring the changelog first (no cost while there is one instance)
+        props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, DEFAULT_STANDBY_REPLICAS);
         // The topology has no global stores; this only opts into the Kafka 5.0 default early.
         props.put("processing.exception.handler.global.enabled", "true");
         props.putAll(kafka);
+        FailoverDefaults.groupMember(props);
+        // a dead instance's open transaction blocks its successor's restore and every read_committed reader
+        // until the broker aborts it: nobody else holds its transactional id to fence it
+        FailoverDefaults.transactionalProducer(props);
         return props;
     }
 

@@ -54,23 +54,6 @@ final class UsageLedger {
         if (priced == null || sum == null) {
             return sum == null ? priced : sum;
         }
-        return new Usage(sum.promptTokens() + priced.promptTokens(),
-                sum.completionTokens() + priced.completionTokens(), sum.totalTokens() + priced.totalTokens(),
-                sum(sum.cacheReadTokens(), priced.cacheReadTokens()), sum(sum.cacheWriteTokens(), priced.cacheWriteTokens()),
-                sum(sum.reasoningTokens(), priced.reasoningTokens()), sum(sum.costUsd(), priced.costUsd()));
-    }
-
-    private static Long sum(Long a, Long b) {
-        if (a == null || b == null) {
-            return a == null ? b : a;
-        }
-        return a + b;
-    }
-
-    private static Double sum(Double a, Double b) {
-        if (a == null || b == null) {
-            return a == null ? b : a;
-        }
-        return a + b;
+        return sum.plus(priced);
     }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** {@code /api/chat} on a gateway with API keys: a chat needs a key, and only its tenant may resume it. */
+@UsesBroker
 class ChatTenantsTest {
 
     private static final String KEY_A = "key-a-" + UUID.randomUUID();

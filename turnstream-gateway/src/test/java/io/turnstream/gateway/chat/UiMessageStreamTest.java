@@ -13,6 +13,7 @@ import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
 import io.turnstream.model.UiItemType;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * tool outcomes and a failed turn. The whole pipeline with the AI SDK's own client is
  * {@link AiSdkChatTest}.
  */
+@UsesBroker
 class UiMessageStreamTest {
 
     private static LiveTopicsGateway live;

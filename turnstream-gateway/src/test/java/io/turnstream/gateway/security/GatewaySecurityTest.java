@@ -18,6 +18,7 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TopologyInstance;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * simulated provider, and two gateway instances sharing one keys file, so a turn accepted by one is
  * checked by the other from what Kafka says about it.
  */
+@UsesBroker
 class GatewaySecurityTest {
 
     private static final String KEY_A = "key-of-tenant-a-0123456789";

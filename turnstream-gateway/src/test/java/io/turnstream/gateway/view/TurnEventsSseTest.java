@@ -15,6 +15,7 @@ import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * under the test's control. The replay buffer is kept small (5) to exercise the fallback to the
  * item-state view.
  */
+@UsesBroker
 class TurnEventsSseTest {
 
     private static final int REPLAY_BUFFER = 5;

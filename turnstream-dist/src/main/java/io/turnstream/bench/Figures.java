@@ -1,0 +1,172 @@
+package io.turnstream.bench;
+
+import io.turnstream.bench.BenchResults.Amplification;
+import io.turnstream.bench.BenchResults.Figure;
+import io.turnstream.bench.BenchResults.FloodResult;
+import io.turnstream.bench.BenchResults.LadderStep;
+import io.turnstream.bench.BenchResults.LatencyPairs;
+import io.turnstream.bench.BenchResults.Memory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The headline figures of a run, each with its spread: ratios to the baselines first (the median of
+ * the per-pair ratios, not a ratio of medians), then the contenders' own figures; single-run figures
+ * (the ladder sweep, the write amplification, memory) carry one value. The names are what
+ * {@code --compare} matches by, so they stay stable.
+ */
+final class Figures {
+
+    static final String RATIO = "x";
+    static final String FLOOD_VS_PASS_THROUGH = "flood throughput, topology / pass-through Streams";
+    static final String FLOOD_CPU_VS_PASS_THROUGH = "flood CPU per event, topology / pass-through Streams";
+
+    private final List<Figure> figures = new ArrayList<>();
+
+    private Figures() {
+    }
+
+    static List<Figure> of(List<FloodResult> flood, LatencyPairs pairs, List<LadderStep> ladder,
+                           List<Amplification> amplification, Memory memory) {
+        Figures f = new Figures();
+        f.flood(flood);
+        if (pairs != null) {
+            f.latency(pairs);
+        }
+        for (LadderStep step : ladder) {
+            String at = "ladder sweep at " + step.turns() + " turns (1 run): ";
+            f.add(at + "emit p99", "ms", List.of(step.emitLatency().p99()));
+            f.add(at + "content p99 through appends", "ms", List.of(step.appendLatency().p99()));
+            f.add(at + "deltas never shown", "", List.of((double) step.owedDeltas()));
+        }
+        int longest = amplification.stream().mapToInt(Amplification::tokens).max().orElse(0);
+        for (Amplification a : amplification) {
+            if (a.tokens() == longest) {
+                f.add(upsertAmplification(a.tokens(), a.gradient()), RATIO, List.of(a.upsertAmplification()));
+            }
+        }
+        amplification.stream().mapToDouble(Amplification::changelogRatio).max().ifPresent(worst ->
+                f.add("changelog bytes / content bytes, records, worst length (1 run)", RATIO, List.of(worst)));
+        amplification.stream().mapToDouble(Amplification::changelogDiskRatio).max().ifPresent(worst ->
+                f.add("changelog bytes / content bytes, on disk, worst length (1 run)", RATIO, List.of(worst)));
+        if (memory != null) {
+            f.add("heap per open turn at the largest ladder step (1 run)", "KB", List.of(memory.heapPerOpenTurnBytes() / 1024.0));
+        }
+        return List.copyOf(f.figures);
+    }
+
+    static String upsertAmplification(int tokens, String gradient) {
+        return "upsert amplification at " + tokens + " tokens, " + gradient + " (1 run)";
+    }
+
+    static String emitP99(int turns) {
+        return "emit p99 at " + turns + " turns, topology";
+    }
+
+    static String contentP99(int turns) {
+        return "content p99 through upserts at " + turns + " turns";
+    }
+
+    static String appendP99(int turns) {
+        return "content p99 through appends at " + turns + " turns";
+    }
+
+    static String appendBytes(int turns) {
+        return "append bytes / content bytes at " + turns + " turns";
+    }
+
+    private void flood(List<FloodResult> flood) {
+        List<FloodResult> topology = reader(flood, FloodRun.TOPOLOGY);
+        List<FloodResult> copy = reader(flood, FloodRun.PASS_THROUGH);
+        List<FloodResult> consumer = reader(flood, FloodRun.CONSUMER);
+        ratio(FLOOD_VS_PASS_THROUGH, topology, copy, FloodResult::eventsPerSec);
+        ratio("flood throughput, topology / plain consumer", topology, consumer, FloodResult::eventsPerSec);
+        ratio(FLOOD_CPU_VS_PASS_THROUGH, topology, copy, FloodResult::appCpuMsPer1000Events);
+        for (List<FloodResult> runs : List.of(topology, copy, consumer)) {
+            if (!runs.isEmpty()) {
+                String app = runs.get(0).app();
+                add("flood events/s, " + app, "events/s", values(runs, FloodResult::eventsPerSec));
+                add("flood CPU ms per 1,000 events, " + app, "ms", values(runs, FloodResult::appCpuMsPer1000Events));
+            }
+        }
+    }
+
+    private void latency(LatencyPairs pairs) {
+        int turns = pairs.turns();
+        List<LadderStep> topology = pairs.topology();
+        List<LadderStep> copy = pairs.passThrough();
+        ratio("emit p99 at " + turns + " turns, topology / pass-through", topology, copy, s -> s.emitLatency().p99());
+        ratio("CPU per event at " + turns + " turns, topology / pass-through", topology, copy,
+                LadderStep::appCpuMsPer1000Events);
+        add(emitP99(turns), "ms", values(topology, s -> s.emitLatency().p99()));
+        add("emit p50 at " + turns + " turns, topology", "ms", values(topology, s -> s.emitLatency().p50()));
+        add(appendP99(turns), "ms", values(topology, s -> s.appendLatency().p99()));
+        add("content p50 through appends at " + turns + " turns", "ms", values(topology, s -> s.appendLatency().p50()));
+        add(contentP99(turns), "ms", values(topology, s -> s.contentLatency().p99()));
+        add(appendBytes(turns), RATIO, topology.stream().map(LadderStep::appendBytesPerContentByte)
+                .filter(Objects::nonNull).toList());
+        add("CPU ms per 1,000 events at " + turns + " turns, topology", "ms",
+                values(topology, LadderStep::appCpuMsPer1000Events));
+        add("emit p99 at " + turns + " turns, pass-through", "ms", values(copy, s -> s.emitLatency().p99()));
+        add("CPU ms per 1,000 events at " + turns + " turns, pass-through", "ms",
+                values(copy, LadderStep::appCpuMsPer1000Events));
+    }
+
+    private <T> void ratio(String name, List<T> topology, List<T> baseline, ToDoubleFunction<T> figure) {
+        if (!topology.isEmpty() && topology.size() == baseline.size()) {
+            add(name, RATIO, Spread.ratios(values(topology, figure), values(baseline, figure)));
+        }
+    }
+
+    private void add(String name, String unit, List<Double> values) {
+        if (!values.isEmpty()) {
+            figures.add(new Figure(name, unit, Spread.of(values)));
+        }
+    }
+
+    private static List<FloodResult> reader(List<FloodResult> flood, String app) {
+        return flood.stream().filter(f -> f.app().equals(app)).toList();
+    }
+
+    private static <T> List<Double> values(List<T> runs, ToDoubleFunction<T> figure) {
+        return runs.stream().map(r -> figure.applyAsDouble(r)).toList();
+    }
+
+    static Optional<Figure> find(List<Figure> figures, String name) {
+        return figures.stream().filter(f -> f.name().equals(name)).findFirst();
+    }
+
+    /** The warning lines: every ratio measured more than once whose range reaches past +/-20% of its median. */
+    static List<String> warnings(List<Figure> figures) {
+        List<String> warnings = new ArrayList<>();
+        for (Figure f : figures) {
+            Spread s = f.spread();
+            if (f.unit().equals(RATIO) && s.runs() > 1 && s.widerThan(Spread.NOISE_LIMIT)) {
+                warnings.add(String.format(Locale.ROOT, "too noisy to judge: %s, median %s, range %s (-%.0f%% / +%.0f%%, "
+                                + "beyond +/-%.0f%%)", f.name(), number(s.median(), f.unit()), range(s, f.unit()),
+                        s.below() * 100, s.above() * 100, Spread.NOISE_LIMIT * 100));
+            }
+        }
+        return warnings;
+    }
+
+    /** "0.82x (0.70x-0.95x)", or the one value of a single run. */
+    static String format(Spread s, String unit) {
+        return s.runs() == 1 ? number(s.median(), unit) : number(s.median(), unit) + " (" + range(s, unit) + ")";
+    }
+
+    static String range(Spread s, String unit) {
+        return number(s.min(), unit) + "-" + number(s.max(), unit);
+    }
+
+    static String number(double value, String unit) {
+        double abs = Math.abs(value);
+        String digits = abs >= 100 ? String.format(Locale.ROOT, "%,.0f", value)
+                : abs >= 10 ? String.format(Locale.ROOT, "%.1f", value) : String.format(Locale.ROOT, "%.2f", value);
+        return unit.equals(RATIO) ? digits + "x" : unit.isEmpty() || unit.equals("events/s") ? digits : digits + " " + unit;
+    }
+}

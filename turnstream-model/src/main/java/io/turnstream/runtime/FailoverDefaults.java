@@ -1,0 +1,47 @@
+package io.turnstream.runtime;
+
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+
+/**
+ * How soon a dead instance's work moves to a live one, at Kafka's default broker settings: the
+ * defaults every Turnstream group member and transactional producer starts from, each overridable
+ * by the same key in {@code --config}. docs/runtime.md explains the trade-offs.
+ */
+public final class FailoverDefaults {
+
+    /**
+     * The lowest session timeout a broker allows at its default {@code group.min.session.timeout.ms}:
+     * a member that stops heartbeating (SIGKILL, lost machine) leaves the group after 6 s, not Kafka's 45 s.
+     */
+    public static final String SESSION_TIMEOUT_MS = "6000";
+    /** A third of the session timeout at most, as Kafka advises: two lost heartbeats are not a death. */
+    public static final String HEARTBEAT_INTERVAL_MS = "1500";
+    /**
+     * How long a dead producer's open transaction blocks read_committed readers when no new owner
+     * fences it (the broker aborts it this long after it began, at its next abort check).
+     */
+    public static final String TRANSACTION_TIMEOUT_MS = "5000";
+
+    private FailoverDefaults() {
+    }
+
+    /**
+     * Session and heartbeat defaults of a consumer group member under the classic group protocol.
+     * Under {@code group.protocol=consumer} (KIP-848) or {@code streams} (KIP-1071) the broker sets
+     * them per group, and a client that sets them is refused; they are left out then.
+     */
+    public static void groupMember(Properties props) {
+        String protocol = props.getProperty(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+        if ("classic".equalsIgnoreCase(protocol)) {
+            props.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS);
+            props.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, HEARTBEAT_INTERVAL_MS);
+        }
+    }
+
+    /** The transaction timeout of a producer whose transactions a successor cannot fence by id. */
+    public static void transactionalProducer(Properties props) {
+        props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, TRANSACTION_TIMEOUT_MS);
+    }
+}
