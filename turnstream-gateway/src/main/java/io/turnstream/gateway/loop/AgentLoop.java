@@ -94,6 +94,8 @@ public final class AgentLoop implements Runnable {
     private static final Set<String> RAN_ERRORS = Set.of("TOOL_ERROR", "TOOL_CRASHED", "TIMEOUT", "OUTCOME_UNKNOWN");
     /** A call of the step being awaited was denied. */
     private boolean denied;
+    /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
+    private long stepStarted;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -135,6 +137,7 @@ public final class AgentLoop implements Runnable {
                 registry.release(turn.turnId());
             } else {
                 count(status);
+                metrics.turn(turn.provider().name(), tenant(), status, Duration.ofNanos(System.nanoTime() - started));
                 registry.finish(turn.turnId(), TurnPhase.endedAs(status));
             }
             LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
@@ -173,13 +176,17 @@ public final class AgentLoop implements Runnable {
                 throw TurnEnded.handedOver();
             }
             int current = step;
+            stepStarted = System.nanoTime();
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
-            Usage stepUsage = null;
-            if (outcome.status() == ResponseStatus.ERROR) {
-                usage.addFailed(retry.model(), outcome.usage());
-            } else {
-                stepUsage = usage.add(retry.model(), outcome.usage());
+            metrics.step(turn.provider().name(), retry.model(), outcome.status(),
+                    Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
+            boolean failed = outcome.status() == ResponseStatus.ERROR;
+            Usage used = failed ? usage.addFailed(retry.model(), outcome.usage()) : usage.add(retry.model(), outcome.usage());
+            if (used != null) {
+                metrics.usage(turn.provider().name(), retry.model(), tenant(), used);
             }
+            Usage stepUsage = failed ? null : used;
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -276,7 +283,8 @@ public final class AgentLoop implements Runnable {
         Map<String, Long> startedAt = new HashMap<>();
         Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
-        long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
+        long awaitStarted = System.nanoTime();
+        long deadline = awaitStarted + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
@@ -317,6 +325,7 @@ public final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
+                    metrics.toolCall(call.name(), result.success(), Duration.ofNanos(System.nanoTime() - awaitStarted));
                     if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
                         denied = true;
                     }
@@ -408,6 +417,10 @@ public final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
+        if (stepStarted != 0 && (payload instanceof StreamPayload.ItemStart || payload instanceof StreamPayload.ItemDelta)) {
+            metrics.timeToFirstToken(turn.provider().name(), retry.model(), Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
+        }
         CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
@@ -438,6 +451,11 @@ public final class AgentLoop implements Runnable {
         }
     }
 
+
+    /** The turn's tenant as a metric label: {@code none} on a gateway without API keys. */
+    private String tenant() {
+        return turn.tenantId() == null ? "none" : turn.tenantId();
+    }
 
     private void count(ResponseStatus status) {
         if (status == ResponseStatus.COMPLETE) {

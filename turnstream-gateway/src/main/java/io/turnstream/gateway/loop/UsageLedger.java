@@ -30,9 +30,11 @@ final class UsageLedger {
         return priced;
     }
 
-    /** Records what a model call used that failed and is made again (null when it reported nothing). */
-    void addFailed(String model, Usage attempt) {
-        failed = plus(failed, priced(model, attempt));
+    /** Records what a model call used that failed (null when it reported nothing); returns it with its cost. */
+    Usage addFailed(String model, Usage attempt) {
+        Usage priced = priced(model, attempt);
+        failed = plus(failed, priced);
+        return priced;
     }
 
     /** The turn's usage so far, or null when no step reported any. */
