@@ -89,6 +89,8 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    /** A call of the step being awaited was denied. */
+    private boolean denied;
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
@@ -103,11 +105,10 @@ public final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.usage = new UsageLedger(config.prices(), progress.usage());
+        this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                calls -> abandon(calls, new UnansweredCall(ToolState.ABORTED, null,
-                        "aborted: the model call failed and was made again")));
+                usage::addFailed);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -161,7 +162,11 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            release(awaiting.unreleased());
             conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
@@ -173,10 +178,12 @@ public final class AgentLoop implements Runnable {
             metrics.step(turn.provider().name(), retry.model(), outcome.status(),
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
-            Usage stepUsage = usage.add(retry.model(), outcome.usage());
-            if (stepUsage != null) {
-                metrics.usage(turn.provider().name(), retry.model(), tenant(), stepUsage);
+            boolean failed = outcome.status() == ResponseStatus.ERROR;
+            Usage used = failed ? usage.addFailed(retry.model(), outcome.usage()) : usage.add(retry.model(), outcome.usage());
+            if (used != null) {
+                metrics.usage(turn.provider().name(), retry.model(), tenant(), used);
             }
+            Usage stepUsage = failed ? null : used;
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -200,9 +207,12 @@ public final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
-            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), outcome, continued));
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
+                    continued));
+            release(outcome.toolCalls());
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                reporter.continuing();
                 conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continue;
             }
@@ -210,6 +220,9 @@ public final class AgentLoop implements Runnable {
                 return done(outcome.finishReason());
             }
             conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -217,13 +230,14 @@ public final class AgentLoop implements Runnable {
 
     private ResponseStatus done(String finishReason) {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
-                retry.model()));
+                retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model()));
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model(),
+                usage.failed()));
         return new TurnEnded(ResponseStatus.ABORTED);
     }
 
@@ -241,9 +255,19 @@ public final class AgentLoop implements Runnable {
     }
 
     /**
+     * Publishes the {@code item_done} of a committed step's calls, which routes them to the tool
+     * executor. Sent after the step's checkpoint on the same transactional producer, so a call is
+     * never visible to the executor unless its step is committed (see {@link StepItems}).
+     */
+    private void release(List<ToolCallRequest> calls) {
+        calls.forEach(call -> publish(call.itemDone(turn.provider().name())));
+    }
+
+    /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
-     * arrives, and each call's lifecycle (pending, awaiting approval, running when the executor says it
-     * started, completed or error); returns them in call order for the next request. A call that will get
+     * arrives, and each call's lifecycle after {@code pending} (published as it streamed): awaiting
+     * approval, running when the executor says it started (or, if the result comes first, just before
+     * it), completed or error; returns them in call order for the next request. A call that will get
      * no result (cancel, timeout) still gets its output, saying why. What to do when is the
      * {@link ToolRound}'s; this method feeds it what arrives from Kafka and the clock.
      *
@@ -297,20 +321,34 @@ public final class AgentLoop implements Runnable {
 
     /** Shows a call's status, or publishes its output. */
     private void apply(ToolRound.Output output, Map<String, Conversation.ToolOutput> outputs, long awaitStarted) {
-        if (output instanceof ToolRound.Output.Pending pending) {
-            reporter.toolPending(pending.call());
-        } else if (output instanceof ToolRound.Output.AwaitingApproval asked) {
+        if (output instanceof ToolRound.Output.AwaitingApproval asked) {
             reporter.toolAwaitingApproval(asked.call());
         } else if (output instanceof ToolRound.Output.Running running) {
-            reporter.toolRunning(running.call(), running.at());
+            reporter.toolRunning(running.call(), running.at() != null ? running.at() : producer.clock().millis());
         } else if (output instanceof ToolRound.Output.Answered answered) {
-            metrics.toolCall(answered.call().name(), answered.result().success(),
-                    Duration.ofNanos(System.nanoTime() - awaitStarted));
+            ToolResult result = answered.result();
+            metrics.toolCall(answered.call().name(), result.success(), Duration.ofNanos(System.nanoTime() - awaitStarted));
+            if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
+                denied = true;
+            }
             outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
             reporter.toolFinished(answered.call(), answered.result());
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
             endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
         }
+    }
+
+    /**
+     * A denied call ends the turn once the step's results are in, unless the gateway is set to go on
+     * ({@code turnstream.gateway.approvals.on-deny=continue}): the model is not called again.
+     */
+    private boolean stopsAfterDenial() {
+        if (denied && config.onDeny() == LoopConfig.OnDeny.STOP) {
+            LOG.info("a tool call was denied; the turn stops without calling the model again");
+            return true;
+        }
+        denied = false;
+        return false;
     }
 
     private UnansweredCall abortedCall() {

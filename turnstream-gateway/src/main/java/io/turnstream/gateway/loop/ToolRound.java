@@ -22,7 +22,8 @@ import java.util.Set;
  * how the wait ends). It has no threads, futures or clock, so a test can try any order of inputs at any
  * time without waiting (ToolRoundSimulationTest); {@link AgentLoop} feeds it from Kafka and the clock.
  *
- * <p>States: each call is {@code pending}, may be {@code awaiting_approval}, then {@code running}, and ends
+ * <p>States: each call is {@code pending}, may be {@code awaiting_approval}, then {@code running} (also
+ * shown just before a result that comes before the start marker, if the call ran), and ends
  * answered (its result) or unanswered (cancel, timeout); the round ends once, when every call is answered,
  * at the first cancel (calls left are aborted), at the deadline (calls left time out, the turn fails) or
  * at a handover (the next owner answers the calls left). Inputs after the end, duplicates and inputs of
@@ -59,16 +60,12 @@ public final class ToolRound {
 
     /** What the loop does. */
     public sealed interface Output {
-        /** Show the call as waiting for the executor. */
-        record Pending(ToolCallRequest call) implements Output {
-        }
-
         /** Show the call as waiting for a person's decision. */
         record AwaitingApproval(ToolCallRequest call) implements Output {
         }
 
-        /** Show the call as running since {@code at}. */
-        record Running(ToolCallRequest call, long at) implements Output {
+        /** Show the call as running since {@code at}; null when the executor did not say (it is now). */
+        record Running(ToolCallRequest call, Long at) implements Output {
         }
 
         /** Publish the call's result as its output item {@code outputId}. */
@@ -96,6 +93,9 @@ public final class ToolRound {
         HANDED_OVER
     }
 
+    /** The executor's error codes of calls that ran and failed. */
+    private static final Set<String> RAN_ERRORS = Set.of("TOOL_ERROR", "TOOL_CRASHED", "TIMEOUT", "OUTCOME_UNKNOWN");
+
     private final String runId;
     private final int step;
     private final List<ToolCallRequest> calls;
@@ -122,10 +122,9 @@ public final class ToolRound {
                 .forEach(call -> waiting.put(call.callId(), call));
     }
 
-    /** The statuses to show first; the round may end at once (every call was answered before). */
+    /** The calls are shown {@code pending} already (as they streamed); the round may end at once (all answered). */
     public List<Output> start() {
         List<Output> outputs = new ArrayList<>();
-        waiting.values().forEach(call -> outputs.add(new Output.Pending(call)));
         endIfAnswered(outputs);
         return outputs;
     }
@@ -138,6 +137,10 @@ public final class ToolRound {
         if (input instanceof Input.Result result) {
             ToolCallRequest call = waiting.remove(result.result().callId());
             if (call != null) {
+                // a call never skips running: a result that comes before the start marker shows it first
+                if (!startedAt.containsKey(call.callId()) && ran(result.result())) {
+                    outputs.add(new Output.Running(call, result.result().startedAt() > 0 ? result.result().startedAt() : null));
+                }
                 outputs.add(new Output.Answered(call, outputId(call), result.result()));
                 endIfAnswered(outputs);
             }
@@ -176,6 +179,11 @@ public final class ToolRound {
     /** How the round ended; null while it waits. */
     public Ending ending() {
         return ending;
+    }
+
+    /** Whether the executor ran the call: a refusal (denied, unknown tool, invalid arguments, doom loop, aborted) never did. */
+    static boolean ran(ToolResult result) {
+        return result.success() || (result.error() != null && RAN_ERRORS.contains(result.error().code()));
     }
 
     private void endIfAnswered(List<Output> outputs) {

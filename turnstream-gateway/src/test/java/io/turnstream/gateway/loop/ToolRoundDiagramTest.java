@@ -101,9 +101,7 @@ class ToolRoundDiagramTest {
 
     private static String label(List<ToolRound.Output> outputs, String state) {
         for (ToolRound.Output output : outputs) {
-            if (output instanceof ToolRound.Output.Pending) {
-                state = "pending";
-            } else if (output instanceof ToolRound.Output.AwaitingApproval) {
+            if (output instanceof ToolRound.Output.AwaitingApproval) {
                 state = "awaiting_approval";
             } else if (output instanceof ToolRound.Output.Running) {
                 state = "running";
