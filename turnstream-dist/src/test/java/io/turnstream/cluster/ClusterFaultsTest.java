@@ -76,7 +76,7 @@ class ClusterFaultsTest {
                     executor("executor-b", servers, dir, workspace));
             List<Service> gateways = List.of(gateway("gateway-a", servers, common), gateway("gateway-b", servers, common));
             for (Service service : services) {
-                service.process().awaitHealthy(service.healthPort());
+                service.process().awaitHealthy(service.healthPort(), TIMEOUT);
             }
             try (CommittedReader upserts = new CommittedReader(servers, Topics.DEFAULTS.upserts());
                  CommittedReader appends = new CommittedReader(servers, Topics.DEFAULTS.itemAppends());
