@@ -136,9 +136,9 @@ public final class Bench {
     private static void target(List<Target> targets, List<Figure> figures, String name, String wanted, double limit,
                                boolean atLeast) {
         Figures.find(figures, name).ifPresent(f -> {
-            double median = f.spread().median();
-            targets.add(new Target(name, wanted, Figures.format(f.spread(), f.unit()),
-                    atLeast ? median >= limit : median <= limit));
+            Spread s = f.spread();
+            targets.add(new Target(name, wanted, Figures.format(s, f.unit()),
+                    atLeast ? s.median() >= limit : s.median() <= limit, !s.contains(limit)));
         });
     }
 

@@ -2,6 +2,7 @@ package io.turnstream.bench;
 
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
@@ -107,7 +108,7 @@ final class BenchCluster implements AutoCloseable {
 
     private static StreamsService started(Topology topology, Properties props) throws InterruptedException {
         StreamsService service = StreamsService.start(topology, props,
-                new StreamsService.Options(0, Duration.ofMinutes(5), Duration.ofSeconds(30), -1));
+                new StreamsService.Options(0, Duration.ofMinutes(5), Duration.ofSeconds(30), -1, HealthServer.LOOPBACK));
         if (!TopicTail.await(service::isRunning, Duration.ofSeconds(90))) {
             service.close();
             throw new IllegalStateException(props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG)

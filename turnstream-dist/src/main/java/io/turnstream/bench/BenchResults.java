@@ -73,6 +73,7 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
                          long rocksDbBytes, Map<String, Long> rocksDb) {
     }
 
-    public record Target(String name, String target, String measured, boolean met) {
+    /** A target judged on the median; {@code clear} when the whole range lies on the same side of it. */
+    public record Target(String name, String target, String measured, boolean met, boolean clear) {
     }
 }

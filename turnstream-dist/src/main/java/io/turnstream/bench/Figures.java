@@ -22,6 +22,7 @@ import java.util.function.ToDoubleFunction;
 final class Figures {
 
     static final String RATIO = "x";
+    static final String COUNT = "";
     static final String FLOOD_VS_PASS_THROUGH = "flood throughput, topology / pass-through Streams";
     static final String FLOOD_CPU_VS_PASS_THROUGH = "flood CPU per event, topology / pass-through Streams";
 
@@ -39,9 +40,14 @@ final class Figures {
         }
         for (LadderStep step : ladder) {
             String at = "ladder sweep at " + step.turns() + " turns (1 run): ";
-            f.add(at + "emit p99", "ms", List.of(step.emitLatency().p99()));
-            f.add(at + "content p99 through appends", "ms", List.of(step.appendLatency().p99()));
-            f.add(at + "deltas never shown", "", List.of((double) step.owedDeltas()));
+            // a step that fell behind may show nothing in its window: no latency rather than 0 ms
+            if (step.emitLatency().count() > 0) {
+                f.add(at + "emit p99", "ms", List.of(step.emitLatency().p99()));
+            }
+            if (step.appendLatency().count() > 0) {
+                f.add(at + "content p99 through appends", "ms", List.of(step.appendLatency().p99()));
+            }
+            f.add(at + "deltas never shown", COUNT, List.of((double) step.owedDeltas()));
         }
         int longest = amplification.stream().mapToInt(Amplification::tokens).max().orElse(0);
         for (Amplification a : amplification) {
@@ -165,7 +171,7 @@ final class Figures {
 
     static String number(double value, String unit) {
         double abs = Math.abs(value);
-        String digits = abs >= 100 ? String.format(Locale.ROOT, "%,.0f", value)
+        String digits = abs >= 100 || unit.equals(COUNT) ? String.format(Locale.ROOT, "%,.0f", value)
                 : abs >= 10 ? String.format(Locale.ROOT, "%.1f", value) : String.format(Locale.ROOT, "%.2f", value);
         return unit.equals(RATIO) ? digits + "x" : unit.isEmpty() || unit.equals("events/s") ? digits : digits + " " + unit;
     }

@@ -55,7 +55,8 @@ final class ResultsReport {
         md.append("\n### Targets (judged on the median)\n\n");
         List<List<String>> targets = new ArrayList<>();
         for (Target t : r.targets()) {
-            targets.add(List.of(t.name(), t.target(), t.measured(), t.met() ? "met" : "**missed**"));
+            targets.add(List.of(t.name(), t.target(), t.measured(), (t.met() ? "met" : "**missed**")
+                    + (t.clear() ? "" : " on the median; the range spans the target")));
         }
         md.append(table(List.of("target", "wanted", "measured", ""), targets));
 

@@ -3,6 +3,7 @@ package io.turnstream.cli;
 import io.turnstream.demo.Demo;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.security.ApiKeys;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.UITurnEvent;
@@ -97,7 +98,7 @@ public final class DemoCommand implements Callable<Integer> {
             demo.close();
             return completed ? ExitCodes.OK : ExitCodes.FAILURE;
         }
-        printHowToGoOn(demo.gatewayUrl(), demo.managementUrl(), out);
+        printHowToGoOn(demo.gatewayUrl(), demo.managementUrl(), demo.requiresApiKey(), out);
         stopped.await();
         return ExitCodes.OK;
     }
@@ -143,15 +144,21 @@ public final class DemoCommand implements Callable<Integer> {
         return completed;
     }
 
-    private static void printHowToGoOn(String url, String managementUrl, PrintWriter out) {
+    static void printHowToGoOn(String url, String managementUrl, boolean keyed, PrintWriter out) {
+        // the key itself is never printed: the user sets TURNSTREAM_KEY to one of theirs
+        String auth = keyed ? " -H \"authorization: Bearer $TURNSTREAM_KEY\"" : "";
         synchronized (out) {
             out.println();
             out.println("The demo keeps running; Ctrl-C stops it.");
             out.println("  Web view:          " + url + "/");
-            out.println("  Start a turn:      curl -s " + url + "/v1/turns -H 'content-type: application/json' \\");
+            if (keyed) {
+                out.println("  API keys are on:   export TURNSTREAM_KEY=<one of the keys in " + ApiKeys.ENV
+                        + " or the keys file> for the commands below");
+            }
+            out.println("  Start a turn:      curl -s " + url + "/v1/turns" + auth + " -H 'content-type: application/json' \\");
             out.println("                       -d '{\"prompt\": \"What does notes/next-launch.md say?\"}'");
-            out.println("  Its upserts (SSE): curl -N " + url + "/v1/turns/TURN_ID/events");
-            out.println("  Its snapshot:      curl -s " + url + "/v1/turns/TURN_ID");
+            out.println("  Its upserts (SSE): curl -N" + auth + " " + url + "/v1/turns/TURN_ID/events");
+            out.println("  Its snapshot:      curl -s" + auth + " " + url + "/v1/turns/TURN_ID");
             out.println("  Metrics:           curl -s " + managementUrl + "/metrics/prometheus");
             out.println("Upserts of every turn are printed below as they arrive.");
             out.println();

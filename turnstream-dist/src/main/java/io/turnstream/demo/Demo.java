@@ -200,6 +200,11 @@ public final class Demo implements AutoCloseable {
         return gateway.baseUrl();
     }
 
+    /** Whether the gateway's API asks for an API key ({@code TURNSTREAM_API_KEYS} or a keys file is set). */
+    public boolean requiresApiKey() {
+        return gateway.requiresApiKey();
+    }
+
     /** Where the gateway serves health and metrics, apart from its API. */
     public String managementUrl() {
         return "http://127.0.0.1:" + gateway.managementPort();

@@ -2,6 +2,7 @@ package io.turnstream.demo;
 
 import io.turnstream.model.ChangeType;
 import io.turnstream.model.Origins;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
@@ -62,7 +63,8 @@ final class UpsertPrinter implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         String line = envelope.payload() instanceof UITurnEvent event ? turnEvent(event)
-                : envelope.payload() instanceof UIUpsert item ? item(item) : "(no payload)";
+                : envelope.payload() instanceof UIUpsert item ? item(item)
+                : envelope.payload() instanceof UIStatus status ? status(status) : "(no payload)";
         synchronized (out) {
             out.printf("  %s seq %3d  %s%n", shortId(envelope.turnId()), envelope.seq(), line);
             out.flush();
@@ -88,6 +90,40 @@ final class UpsertPrinter implements AutoCloseable {
         }
         if (event.error() != null) {
             line.append(" error=").append(event.error().code()).append(": ").append(event.error().message());
+        }
+        return line.toString();
+    }
+
+    /** A turn's status (retrying, compacting, step_completed, ...) or a tool call's (pending, running, ...), by name. */
+    private static String status(UIStatus status) {
+        StringBuilder line = new StringBuilder(String.format("%-17s %-9s", status.type(), status.status()));
+        if (status.toolName() != null) {
+            line.append(' ').append(status.toolName());
+        }
+        if (status.step() != null) {
+            line.append(" step=").append(status.step());
+        }
+        if (status.modelId() != null) {
+            line.append(" model=").append(status.modelId());
+        }
+        if (status.attempt() != null) {
+            line.append(" attempt=").append(status.attempt());
+        }
+        if (status.delayMs() != null) {
+            line.append(" in ").append(status.delayMs()).append(" ms");
+        }
+        if (status.fromModel() != null || status.toModel() != null) {
+            line.append(' ').append(status.fromModel()).append(" -> ").append(status.toModel());
+        }
+        if (status.contextTokens() != null) {
+            line.append(" context=").append(status.contextTokens())
+                    .append(status.contextWindow() != null ? "/" + status.contextWindow() : "");
+        }
+        if (status.usage() != null) {
+            line.append(" tokens=").append(status.usage().totalTokens());
+        }
+        if (status.error() != null) {
+            line.append(" error=").append(status.error().code()).append(": ").append(status.error().message());
         }
         return line.toString();
     }

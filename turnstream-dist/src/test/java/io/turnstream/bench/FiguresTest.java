@@ -46,6 +46,8 @@ class FiguresTest {
         assertThat(Figures.format(Spread.of(List.of(92484.0, 101000.0)), "events/s")).isEqualTo("96,742 (92,484-101,000)");
         assertThat(Figures.format(Spread.of(List.of(266.0)), "ms")).isEqualTo("266 ms");
         assertThat(Figures.number(10.04, "ms")).isEqualTo("10.0 ms");
+        assertThat(Figures.number(0, Figures.COUNT)).isEqualTo("0");
+        assertThat(Figures.number(249271, Figures.COUNT)).isEqualTo("249,271");
     }
 
     private static List<FloodResult> flood(double[] topology, double[] passThrough, double[] topologyCpu,

@@ -2,6 +2,7 @@ package io.turnstream.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.testsupport.UsesBroker;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@code turnstream demo --exit}: the whole pipeline in one process, one scripted turn with tool use. */
+@UsesBroker
 class DemoCommandTest {
 
     @Test
@@ -45,7 +47,26 @@ class DemoCommandTest {
                 .containsPattern("tool_output +completed +v1 +ok \"# Rocket club flight log\"")
                 .containsPattern("message \\(agent\\) +updated")
                 .containsPattern("turn_completed +(model=\\S+ +)?status=complete")
+                .containsPattern("tool_status +running +read_file")
+                .containsPattern("tool_status +completed +list_files")
+                .containsPattern("turn_status +step_completed +step=1 +model=\\S+ +tokens=\\d+")
+                .doesNotContain("(no payload)")
                 .contains("Final answer:", "`README.md` has", "> # Rocket club flight log", "The turn completed.");
         assertThat(printed.indexOf("turn_started")).isLessThan(printed.indexOf("turn_completed"));
+    }
+
+    @Test
+    void withApiKeysTheCurlExamplesSendTheKeyFromTheEnvironmentNeverTheKeyItself() {
+        StringWriter keyed = new StringWriter();
+        DemoCommand.printHowToGoOn("http://127.0.0.1:8080", "http://127.0.0.1:8081", true, new PrintWriter(keyed));
+        StringWriter open = new StringWriter();
+        DemoCommand.printHowToGoOn("http://127.0.0.1:8080", "http://127.0.0.1:8081", false, new PrintWriter(open));
+
+        assertThat(keyed.toString())
+                .contains("curl -s http://127.0.0.1:8080/v1/turns -H \"authorization: Bearer $TURNSTREAM_KEY\"")
+                .contains("curl -N -H \"authorization: Bearer $TURNSTREAM_KEY\" http://127.0.0.1:8080/v1/turns/TURN_ID/events")
+                .contains("curl -s -H \"authorization: Bearer $TURNSTREAM_KEY\" http://127.0.0.1:8080/v1/turns/TURN_ID")
+                .contains("export TURNSTREAM_KEY=");
+        assertThat(open.toString()).doesNotContain("authorization").contains("curl -N http://127.0.0.1:8080/v1/turns/TURN_ID/events");
     }
 }

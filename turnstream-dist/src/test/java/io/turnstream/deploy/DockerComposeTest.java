@@ -83,6 +83,19 @@ class DockerComposeTest {
     }
 
     @Test
+    void onlyTheGatewayApiIsPublishedOnAPublicInterface() {
+        compose.get("services").fields().forEachRemaining(service -> {
+            if (service.getValue().has("ports")) {
+                service.getValue().get("ports").forEach(port -> {
+                    if (!(service.getKey().equals("gateway") && port.asText().equals("8080:8080"))) {
+                        assertThat(port.asText()).as("%s publishes %s", service.getKey(), port).startsWith("127.0.0.1:");
+                    }
+                });
+            }
+        });
+    }
+
+    @Test
     void theServicesAreBuiltByTheRepositorysDockerfileAndWaitForTheTopics() throws IOException {
         String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
         assertThat(dockerfile).contains("FROM eclipse-temurin:17", "-DskipTests package", "target/turnstream.jar");

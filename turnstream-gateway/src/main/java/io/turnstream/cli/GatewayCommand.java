@@ -46,6 +46,11 @@ public final class GatewayCommand implements Callable<Integer> {
                     + "/health/live and /metrics, apart from the public API (default: ${DEFAULT-VALUE}; 0 for a free one)")
     private int managementPort;
 
+    @Option(names = "--management-host", paramLabel = "ADDRESS",
+            description = "Address of the management port (default: turnstream.gateway.management.host, else 127.0.0.1, "
+                    + "whatever --host is; 0.0.0.0 in a container that publishes the port on the host's loopback)")
+    private String managementHost;
+
     @Option(names = "--api-keys-file", paramLabel = "FILE", description = "tenant:key entries, one per line "
             + "(default: turnstream.gateway.api-keys-file; also read from " + ApiKeys.ENV + ")")
     private Path apiKeysFile;
@@ -64,6 +69,9 @@ public final class GatewayCommand implements Callable<Integer> {
             settings = settings.with(GatewayConfig.PREFIX + "host", host);
         }
         settings = settings.with(GatewayConfig.MANAGEMENT_PORT, String.valueOf(managementPort));
+        if (managementHost != null) {
+            settings = settings.with(GatewayConfig.MANAGEMENT_HOST, managementHost);
+        }
         if (apiKeysFile != null) {
             settings = settings.with(SecurityConfig.API_KEYS_FILE, apiKeysFile.toAbsolutePath().toString());
         }

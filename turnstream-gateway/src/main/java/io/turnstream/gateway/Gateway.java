@@ -239,6 +239,11 @@ public final class Gateway implements AutoCloseable {
         return server.baseUrl();
     }
 
+    /** Whether the API asks for {@code Authorization: Bearer <key>} (API keys are configured). */
+    public boolean requiresApiKey() {
+        return config.security().keys().configured();
+    }
+
     /**
      * Drains: stops accepting turns, lets running turns reach a step boundary (up to the drain
      * timeout) and hands them over to the other gateways of the group, then stops everything.

@@ -6,6 +6,7 @@ import io.turnstream.gateway.loop.PriceTable;
 import io.turnstream.gateway.provider.RetryPolicy;
 import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
+import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
 
@@ -13,7 +14,8 @@ import java.time.Duration;
  * The gateway's settings ({@code turnstream.gateway.*} and {@code turnstream.simulated.*} in the
  * config file), with their defaults.
  *
- * @param managementHost where health and metrics are served, apart from the public API (default: {@code host})
+ * @param managementHost where health and metrics are served, apart from the public API (default: loopback,
+ *                       whatever {@code host} is, so a public API never publishes its metrics)
  * @param managementPort 0 for a free one ({@code turnstream gateway} defaults to {@value #DEFAULT_MANAGEMENT_PORT})
  */
 public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, Integer thinkingBudget,
@@ -27,6 +29,7 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
     public static final int DEFAULT_PORT = 8080;
     public static final int DEFAULT_MANAGEMENT_PORT = 8083;
     public static final String MANAGEMENT_PORT = PREFIX + "management.port";
+    public static final String MANAGEMENT_HOST = PREFIX + "management.host";
 
     public static GatewayConfig from(Settings settings) {
         long thinking = settings.getLong(PREFIX + "anthropic.thinking-budget", 0);
@@ -48,7 +51,7 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 tokensPerSecond(settings),
                 (int) settings.getLong("turnstream.simulated.answer-tokens", SimulatedAnthropicServer.DEFAULT_ANSWER_TOKENS),
                 SecurityConfig.from(settings, System.getenv()),
-                settings.get(PREFIX + "management.host", host),
+                settings.get(MANAGEMENT_HOST, HealthServer.LOOPBACK),
                 (int) settings.getLong(MANAGEMENT_PORT, 0),
                 PriceTable.from(settings),
                 CompactionConfig.from(settings));

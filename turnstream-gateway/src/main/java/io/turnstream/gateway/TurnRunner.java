@@ -4,24 +4,31 @@ import io.turnstream.gateway.loop.AgentLoop;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnProgress;
+import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.ownership.OwnedPartition;
 import io.turnstream.gateway.ownership.PartitionOwnership;
 import io.turnstream.gateway.ownership.TurnResumer;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
-import io.turnstream.model.Json;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +40,7 @@ import org.slf4j.LoggerFactory;
 final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TurnRunner.class);
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(60);
 
     private final AtomicInteger turnThreads = new AtomicInteger();
     private final ExecutorService turns = Executors.newCachedThreadPool(r -> {
@@ -68,53 +76,99 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     @Override
     public void run(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                     OwnedPartition partition, long offset) {
-        AgentLoop.Turn turn;
-        try {
-            TurnRequest request = TurnRequest.parse(Json.toString(record.request()));
-            ResolvedProvider provider = providers.resolve(request.provider(), request.model());
-            turn = new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
-                    request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                    request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
-                    request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId());
-        } catch (RuntimeException e) {
-            LOG.error("turn {} cannot run here and is skipped: {}", record.turnId(), e.getMessage());
-            partition.alreadyFinished(offset);
-            return;
-        }
-        TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(turn.turnId(), turn.threadId(), turn.runId(),
-                TurnPhase.RUNNING));
+        TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
+                record.runId(), TurnPhase.RUNNING));
         partition.started(offset, active);
         try {
             turns.execute(() -> {
                 try {
-                    TurnProgress progress = resume
-                            ? resumer.progress(record, steps, turn.provider().model(), active)
-                            : TurnProgress.fresh(turn.provider().model());
-                    if (progress.endedStatus() != null) {
-                        registry.finish(turn.turnId(), TurnPhase.endedAs(progress.endedStatus()));
-                    } else {
-                        if (resume) {
-                            metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
-                            approvals.showAwaiting(turn.turnId(), progress, active);
-                        }
-                        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client,
-                                metrics, config.loop()).run();
-                    }
+                    runHere(record, trace, steps, resume, partition, active);
                 } catch (RuntimeException e) {
-                    LOG.error("cannot resume turn {}; leaving it to the partition's next owner", turn.turnId(), e);
+                    LOG.error("cannot resume turn {}; leaving it to the partition's next owner", record.turnId(), e);
                     active.handover.complete(null);
-                    registry.release(turn.turnId());
+                    registry.release(record.turnId());
                 } finally {
-                    partition.stopped(offset, turn.turnId(), active.handover.isDone());
+                    partition.stopped(offset, record.turnId(), active.handover.isDone());
                     if (!active.handover.isDone()) {
-                        admission.ended(turn.turnId());
+                        admission.ended(record.turnId());
                     }
                 }
             });
         } catch (RejectedExecutionException shuttingDown) {
             active.handover.complete(null);
-            registry.release(turn.turnId());
-            partition.stopped(offset, turn.turnId(), true);
+            registry.release(record.turnId());
+            partition.stopped(offset, record.turnId(), true);
+        }
+    }
+
+    private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
+                         OwnedPartition partition, TurnRegistry.ActiveTurn active) {
+        AgentLoop.Turn turn;
+        try {
+            turn = turnOf(record, trace);
+        } catch (RuntimeException cannotRun) {
+            endUnrunnable(record, trace, steps, resume, partition, active, cannotRun);
+            return;
+        }
+        TurnProgress progress = resume
+                ? resumer.progress(record, steps, turn.provider().model(), active)
+                : TurnProgress.fresh(turn.provider().model());
+        if (progress.endedStatus() != null) {
+            registry.finish(turn.turnId(), TurnPhase.endedAs(progress.endedStatus()));
+            return;
+        }
+        if (resume) {
+            metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
+            approvals.showAwaiting(turn.turnId(), progress, active);
+        }
+        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
+                config.loop()).run();
+    }
+
+    /** The request as accepted (validated then; trusted now), with this gateway's defaults and provider. */
+    private AgentLoop.Turn turnOf(TurnRequestRecord record, TraceContext trace) {
+        TurnRequest request = TurnRequest.read(record.request());
+        ResolvedProvider provider = providers.resolve(request.provider(), request.model());
+        return new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
+                request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
+                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId());
+    }
+
+    /**
+     * A turn that cannot run on this gateway (its provider is not configured here, or its request cannot be
+     * read) ends at once with {@code response_error} ({@code turn_error} on {@code llm.upserts}): every
+     * reader sees it end, and the gateway that accepted it releases its permit.
+     */
+    private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
+                               boolean resume, OwnedPartition partition, TurnRegistry.ActiveTurn active,
+                               RuntimeException cause) {
+        LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), cause.getMessage());
+        String model = record.request() == null ? null : record.request().path("model").asText(null);
+        TurnProgress progress = resume ? resumer.progress(record, steps, model, active) : TurnProgress.fresh(model);
+        if (progress.endedStatus() == null) {
+            TurnPublisher publisher = partition.publisherFor(record, trace);
+            if (!progress.started()) {
+                String provider = record.request() == null ? null : record.request().path("provider").asText(null);
+                publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseStart(record.runId(),
+                        record.turnId(), record.threadId(), null, model, provider, publisher.clock().millis(),
+                        record.tenantId()));
+            }
+            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(),
+                    ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cause.getMessage()))));
+            metrics.increment(GatewayMetrics.Counter.TURNS_FAILED);
+        }
+        registry.finish(record.turnId(), progress.endedStatus() != null
+                ? TurnPhase.endedAs(progress.endedStatus()) : TurnPhase.ERROR);
+    }
+
+    private static void awaitDelivery(CompletableFuture<Void> sent) {
+        try {
+            sent.get(DELIVERY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("the end of a turn that cannot run may not have reached Kafka: {}", e.getMessage());
         }
     }
 

@@ -17,6 +17,7 @@ import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.gateway.sim.SimulationScript;
+import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
@@ -28,22 +29,30 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnActivity;
+import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
 import io.turnstream.tools.ToolRegistry;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -140,6 +149,9 @@ class GatewayTurnsTest {
         }
         if (prompt.startsWith("endless:")) {
             return SimulatedReply.answer().text("More " + attempt + ".").stopReason("max_tokens");
+        }
+        if (prompt.startsWith("quick:")) {
+            return SimulatedReply.answer().text("Hello.");
         }
         if (prompt.startsWith("overloaded:")) {
             return FALLBACK_MODEL.equals(request.model())
@@ -475,6 +487,66 @@ class GatewayTurnsTest {
         assertRefused(get("/v2/nothing"), 404, "no route GET /v2/nothing");
     }
 
+    // ---- what is accepted is run, and releases what it holds ----
+
+    /**
+     * The AI SDK sends an empty system message when the app sets none. Such chats used to be accepted, then
+     * refused before they ran, keeping their permits: after 32 of them the gateway answered 429 to everyone.
+     */
+    @Test
+    void chatsWithABlankSystemMessageRunAndReleaseTheirPermits() throws Exception {
+        int limit = 32; // turnstream.gateway.tenant.max-concurrent-turns, the default
+        List<String> chats = new ArrayList<>();
+        for (int i = 0; i < limit; i++) {
+            String chatId = "chat-blank-system-" + UUID.randomUUID();
+            chats.add(chatId);
+            assertThat(chat(chatId, "quick: hello " + i)).isEqualTo(200);
+        }
+
+        for (String chatId : chats) {
+            await().atMost(TURN_TIMEOUT).until(() -> raw.runOfThread(chatId).flatMap(raw::terminal).isPresent());
+            assertThat(raw.terminal(raw.runOfThread(chatId).orElseThrow()).orElseThrow())
+                    .isInstanceOf(StreamPayload.ResponseDone.class);
+        }
+        assertThat(lastRequest.get("quick: hello 0").has("system"))
+                .as("a blank system message says nothing to the model").isFalse();
+        // the last permit comes back just after the last turn's end is on Kafka
+        await("every permit comes back: the gateway takes new chats").atMost(TURN_TIMEOUT)
+                .until(() -> chat("chat-after-" + UUID.randomUUID(), "quick: and one more") == 200);
+    }
+
+    /**
+     * A request on {@code llm.turn-requests} was validated by the gateway that accepted it; one that still
+     * cannot run on the gateway owning its partition (here: its provider is not configured on this one)
+     * ends with {@code response_error}, which every gateway sees, instead of being skipped for ever.
+     */
+    @Test
+    void aRequestThatCannotRunWhereItIsOwnedEndsTheTurnWithAnError() throws Exception {
+        String turnId = "turn-" + UUID.randomUUID();
+        String runId = "run-" + UUID.randomUUID();
+        String threadId = "thread-" + UUID.randomUUID();
+        JsonNode request = Json.MAPPER.createObjectNode().put("provider", "anthropic").put("model", "claude")
+                .put("prompt", "accepted where Anthropic is configured");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                new StringSerializer(), new StringSerializer())) {
+            producer.send(new ProducerRecord<>(Topics.DEFAULTS.turnRequests(), threadId, Json.toString(
+                    TurnRequestRecord.request(turnId, threadId, runId, null, System.currentTimeMillis(), request)))).get();
+        }
+
+        await().atMost(TURN_TIMEOUT).until(() -> raw.terminal(runId).isPresent());
+        List<StreamPayload> payloads = raw.payloads(runId);
+        assertThat(payloads).hasSize(2);
+        assertThat(payloads.get(0)).isInstanceOfSatisfying(StreamPayload.ResponseStart.class,
+                start -> assertThat(start.turnId()).isEqualTo(turnId));
+        assertThat(payloads.get(1)).isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.error().code()).isEqualTo(ErrorCodes.TURN_CANNOT_RUN);
+            assertThat(error.error().message()).contains("provider 'anthropic' is not configured");
+        });
+        await().atMost(TURN_TIMEOUT).until(() -> gateway.commands().status(turnId)
+                .map(status -> status.status() == TurnPhase.ERROR).orElse(false));
+    }
+
     @Test
     void metricsAreServedAsJsonOnTheManagementPort() throws Exception {
         HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
@@ -539,6 +611,18 @@ class GatewayTurnsTest {
         return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Posts a chat as the AI SDK does when the app sets no system prompt; returns the status. */
+    private static int chat(String chatId, String text) throws Exception {
+        String body = "{\"id\": \"" + chatId + "\", \"trigger\": \"submit-message\", \"messages\": ["
+                + "{\"role\": \"system\", \"content\": \"\"}, {\"role\": \"user\", \"parts\": "
+                + "[{\"type\": \"text\", \"text\": \"" + text + "\"}]}]}";
+        HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/api/chat"))
+                .header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        response.body().close();
+        return response.statusCode();
     }
 
     private static HttpResponse<String> get(String path) throws Exception {

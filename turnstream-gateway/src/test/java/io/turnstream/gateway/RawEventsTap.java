@@ -42,6 +42,7 @@ final class RawEventsTap implements AutoCloseable {
     private final Map<String, List<JsonNode>> jsonByRun = new ConcurrentHashMap<>();
     private final Map<String, String> keysOfRun = new ConcurrentHashMap<>();
     private final Map<String, String> turnOfRun = new ConcurrentHashMap<>();
+    private final Map<String, String> runOfThread = new ConcurrentHashMap<>();
     private final List<ControlMessage> controls = new CopyOnWriteArrayList<>();
 
     RawEventsTap(String bootstrapServers, Topics topics, Function<Call, ToolResult> tools) {
@@ -72,6 +73,7 @@ final class RawEventsTap implements AutoCloseable {
         eventsByRun.computeIfAbsent(event.runId(), r -> new CopyOnWriteArrayList<>()).add(event);
         if (event.payload() instanceof StreamPayload.ResponseStart start) {
             turnOfRun.put(event.runId(), start.turnId());
+            runOfThread.put(start.threadId(), event.runId());
         }
         if (event.payload() instanceof StreamPayload.ItemDone done
                 && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
@@ -93,6 +95,11 @@ final class RawEventsTap implements AutoCloseable {
     /** The records exactly as they are on the topic. */
     List<JsonNode> json(String runId) {
         return List.copyOf(jsonByRun.getOrDefault(runId, List.of()));
+    }
+
+    /** The run of the thread's latest turn, once its {@code response_start} is published. */
+    Optional<String> runOfThread(String threadId) {
+        return Optional.ofNullable(runOfThread.get(threadId));
     }
 
     String keyOf(String runId) {

@@ -23,15 +23,28 @@ public final class HealthServer implements AutoCloseable {
         this.server = server;
     }
 
-    /** Starts serving on all interfaces; {@code port} 0 picks a free one (see {@link #port()}). */
-    public static HealthServer start(int port, Supplier<Status> status, ServiceMetrics metrics) {
-        return start(null, port, status, metrics, Map.of());
+    /**
+     * Where health and metrics listen unless configured otherwise: loopback, so metrics (which name
+     * topics, tenants' counts, the service's internals) never reach a public network by default.
+     */
+    public static final String LOOPBACK = "127.0.0.1";
+    /** The setting of the address the topology's and the tool executor's health endpoints listen on. */
+    public static final String HOST = "turnstream.health.host";
+
+    /** {@link #HOST}, else {@link #LOOPBACK}. */
+    public static String host(Settings settings) {
+        return settings.get(HOST, LOOPBACK);
+    }
+
+    /** Starts serving health and metrics on {@code host}; {@code port} 0 picks a free one (see {@link #port()}). */
+    public static HealthServer start(String host, int port, Supplier<Status> status, ServiceMetrics metrics) {
+        return start(host, port, status, metrics, Map.of());
     }
 
     /**
      * A management server: health, the metrics, plus more read-only JSON routes (such as a service's own counters).
      *
-     * @param host the address to listen on; null for all interfaces
+     * @param host the address to listen on, e.g. {@link #LOOPBACK}; {@code 0.0.0.0} for all interfaces
      * @param jsonRoutes path -> what it answers, as JSON
      */
     public static HealthServer start(String host, int port, Supplier<Status> status, ServiceMetrics metrics,
@@ -40,9 +53,7 @@ public final class HealthServer implements AutoCloseable {
             config.startup.showJavalinBanner = false;
             config.startup.showOldJavalinVersionWarning = false;
             config.jetty.port = port;
-            if (host != null) {
-                config.jetty.host = host;
-            }
+            config.jetty.host = host;
             jsonRoutes.forEach((path, answer) -> config.routes.get(path,
                     ctx -> ctx.contentType("application/json").result(Json.toString(answer.get()))));
             config.routes.get("/health", ctx -> {

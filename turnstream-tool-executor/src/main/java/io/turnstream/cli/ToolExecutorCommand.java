@@ -31,6 +31,9 @@ public final class ToolExecutorCommand implements Callable<Integer> {
     @Mixin
     private KafkaOptions kafka;
 
+    @Mixin
+    private HealthHostOption healthHost;
+
     @Option(names = "--workspace", required = true, description = "The directory tools may read and write; nothing outside it is touched")
     private Path workspace;
 
@@ -44,7 +47,7 @@ public final class ToolExecutorCommand implements Callable<Integer> {
         if (!Files.isDirectory(workspace)) {
             throw new CliFailure(ExitCodes.CONFIG, "workspace " + workspace + " is not an existing directory");
         }
-        Settings settings = kafka.settings().with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
+        Settings settings = healthHost.applyTo(kafka.settings()).with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
         ToolExecutorService service;
         try {
             service = new ToolExecutorService(settings, ToolRegistry.installed());
@@ -64,7 +67,8 @@ public final class ToolExecutorCommand implements Callable<Integer> {
                         : new IllegalStateException("the executor stopped"));
         HealthServer health;
         try {
-            health = healthPort < 0 ? null : HealthServer.start(healthPort, () -> running(service), service.serviceMetrics());
+            health = healthPort < 0 ? null : HealthServer.start(HealthServer.host(settings), healthPort, () -> running(service),
+                    service.serviceMetrics());
         } catch (IllegalStateException e) {
             service.close();
             throw new CliFailure(ExitCodes.FAILURE, Failures.describe(e), e);

@@ -32,6 +32,9 @@ public final class TopologyCommand implements Callable<Integer> {
     @Mixin
     private KafkaOptions kafka;
 
+    @Mixin
+    private HealthHostOption healthHost;
+
     @Option(names = "--state-dir", paramLabel = "DIR",
             description = "Where the local state stores live (default: <tmp>/turnstream-state); "
                     + "they are rebuilt from their changelogs when lost.")
@@ -49,7 +52,7 @@ public final class TopologyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Settings settings = kafka.settings();
+        Settings settings = healthHost.applyTo(kafka.settings());
         if (stateDir != null) {
             settings = settings.with(TopologyConfig.STATE_DIR, stateDir.toString());
         }

@@ -35,15 +35,20 @@ public final class StreamsService implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamsService.class);
 
-    /** Runtime options; {@code healthPort} 0 picks a free port, a negative one serves no health endpoint. */
-    public record Options(int maxThreadReplacements, Duration replacementWindow, Duration closeTimeout, int healthPort) {
+    /**
+     * Runtime options; {@code healthPort} 0 picks a free port, a negative one serves no health endpoint,
+     * which listens on {@code healthHost} ({@link HealthServer#host(Settings)}).
+     */
+    public record Options(int maxThreadReplacements, Duration replacementWindow, Duration closeTimeout, int healthPort,
+                          String healthHost) {
 
         public static Options from(Settings settings, int healthPort) {
             return new Options(
                     (int) settings.getLong(MAX_THREAD_REPLACEMENTS, 10),
                     Duration.ofMillis(settings.getLong(THREAD_REPLACEMENT_WINDOW_MS, 300_000)),
                     Duration.ofMillis(settings.getLong(CLOSE_TIMEOUT_MS, 30_000)),
-                    healthPort);
+                    healthPort,
+                    HealthServer.host(settings));
         }
     }
 
@@ -106,8 +111,8 @@ public final class StreamsService implements AutoCloseable {
         }
         try {
             if (options.healthPort() >= 0) {
-                service.health = HealthServer.start(options.healthPort(), service::status, metrics);
-                LOG.info("health endpoint on http://0.0.0.0:{}/health, metrics on {}", service.health.port(),
+                service.health = HealthServer.start(options.healthHost(), options.healthPort(), service::status, metrics);
+                LOG.info("health endpoint on http://{}:{}/health, metrics on {}", options.healthHost(), service.health.port(),
                         ServiceMetrics.SCRAPE_PATH);
             }
             service.streams.start();

@@ -57,7 +57,12 @@ final class ChatRequest {
                 throw ApiError.badRequest("the last message must be the user's: it is the turn's prompt");
             }
             switch (role) {
-                case "system" -> system.add(content);
+                // the SDK sends an empty system message when the app sets none: it says nothing
+                case "system" -> {
+                    if (!content.isBlank()) {
+                        system.add(content);
+                    }
+                }
                 case "user" -> {
                     if (content.isBlank()) {
                         throw ApiError.badRequest(where + " has no text");

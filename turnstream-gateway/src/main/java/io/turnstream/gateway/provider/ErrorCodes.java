@@ -27,6 +27,11 @@ public final class ErrorCodes {
     public static final String CONTEXT_OVERFLOW = "CONTEXT_OVERFLOW";
     /** The model gave no summary when asked to compact the conversation. */
     public static final String COMPACTION_FAILED = "COMPACTION_FAILED";
+    /**
+     * The turn's request cannot run on the gateway that owns its partition (for example: its provider is
+     * not configured there).
+     */
+    public static final String TURN_CANNOT_RUN = "TURN_CANNOT_RUN";
     /** An unexpected failure inside the gateway. */
     public static final String INTERNAL = "INTERNAL";
 

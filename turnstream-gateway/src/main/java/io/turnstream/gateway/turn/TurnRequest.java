@@ -97,6 +97,49 @@ public record TurnRequest(String provider, String model, String threadId, String
         }
     }
 
+    /**
+     * Reads a request back from {@code llm.turn-requests}, where only an accepted (validated) request is put:
+     * the inverse of {@link #toJson}, trusting what it reads. What it cannot read at all throws
+     * {@link IllegalArgumentException}.
+     */
+    public static TurnRequest read(JsonNode json) {
+        if (json == null || !json.isObject()) {
+            throw new IllegalArgumentException("a turn request is a JSON object, not " + json);
+        }
+        List<Conversation.Entry> history = new ArrayList<>();
+        String prompt = text(json, "prompt");
+        JsonNode messages = json.path("messages");
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode message = messages.get(i);
+            String content = message.path("content").asText();
+            if (i == messages.size() - 1) {
+                prompt = content;
+            } else if ("assistant".equals(message.path("role").asText())) {
+                history.add(new Conversation.AssistantText(content));
+            } else {
+                history.add(new Conversation.UserText(content));
+            }
+        }
+        if (prompt == null) {
+            throw new IllegalArgumentException("a turn request without 'prompt' or 'messages'");
+        }
+        List<ToolDefinition> tools = null;
+        if (json.path("tools").isArray()) {
+            tools = new ArrayList<>();
+            for (JsonNode tool : json.get("tools")) {
+                tools.add(new ToolDefinition(tool.path("name").asText(), text(tool, "description"), tool.get("parameters")));
+            }
+        }
+        return new TurnRequest(text(json, "provider"), text(json, "model"), text(json, "threadId"), text(json, "system"),
+                history, prompt, tools, json.path("maxSteps").isInt() ? json.get("maxSteps").asInt() : null,
+                text(json, "fallbackModel"));
+    }
+
+    private static String text(JsonNode json, String field) {
+        JsonNode value = json.get(field);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+
     /** Parses and validates a request body; every problem is a 400 that says what to fix. */
     public static TurnRequest parse(String body) {
         JsonNode json = JsonBody.object(body, FIELDS, "{\"prompt\": \"...\"}");
