@@ -6,6 +6,8 @@ import io.turnstream.cli.ExitCodes;
 import io.turnstream.cli.Main;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.testsupport.UsesProcesses;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -35,6 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
  * node gone after the cluster is stopped.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
+@UsesBroker
+@UsesProcesses
 class ClusterCommandTest {
 
     private static final Pattern NODE_LINE = Pattern.compile("node (\\d) pid (\\d+)");

@@ -104,6 +104,11 @@ class TraceAndMetricsEndToEndTest {
         PrometheusScrape before = PrometheusScrape.of(demo.managementUrl());
         double turnsBefore = before.sum("turnstream_gateway_turns_started_total", Map.of("service", "demo"));
         double toolCallsBefore = before.sum("turnstream_tool_executor_calls_total", Map.of("tool", "read_file"));
+        double turnsTimedBefore = before.sum("turnstream_gateway_turn_duration_seconds_count", Map.of("status", "complete"));
+        double stepsTimedBefore = before.sum("turnstream_gateway_step_duration_seconds_count");
+        double firstTokensBefore = before.sum("turnstream_gateway_time_to_first_token_seconds_count");
+        double toolsTimedBefore = before.sum("turnstream_gateway_tool_duration_seconds_count", Map.of("tool", "read_file"));
+        double promptTokensBefore = before.sum("turnstream_gateway_tokens_total", Map.of("kind", "prompt", "tenant", "none"));
 
         String turnId = Json.MAPPER.readTree(startTurn(Map.of()).body()).get("turnId").asText();
         awaitTurnEnd(turnId);
@@ -113,6 +118,15 @@ class TraceAndMetricsEndToEndTest {
             assertThat(after.sum("turnstream_gateway_turns_started_total")).isEqualTo(turnsBefore + 1);
             assertThat(after.sum("turnstream_tool_executor_calls_total", Map.of("tool", "read_file")))
                     .isEqualTo(toolCallsBefore + 1);
+            assertThat(after.sum("turnstream_gateway_turn_duration_seconds_count", Map.of("status", "complete")))
+                    .isEqualTo(turnsTimedBefore + 1);
+            assertThat(after.sum("turnstream_gateway_step_duration_seconds_count")).isGreaterThan(stepsTimedBefore);
+            assertThat(after.sum("turnstream_gateway_time_to_first_token_seconds_count")).isGreaterThan(firstTokensBefore);
+            assertThat(after.has("turnstream_gateway_time_to_first_token_seconds_bucket")).isTrue();
+            assertThat(after.sum("turnstream_gateway_tool_duration_seconds_count", Map.of("tool", "read_file")))
+                    .isEqualTo(toolsTimedBefore + 1);
+            assertThat(after.sum("turnstream_gateway_tokens_total", Map.of("kind", "prompt", "tenant", "none")))
+                    .isGreaterThan(promptTokensBefore);
             assertThat(after.sum("kafka_stream_thread_process_total")).isPositive();
             assertThat(after.sum("kafka_producer_record_send_total")).isPositive();
         });

@@ -21,6 +21,8 @@ public final class ToolErrors {
     public static final String OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN";
     /** The same call was repeated too many times in a row; not run. */
     public static final String DOOM_LOOP = "DOOM_LOOP";
+    /** A write would pass a quota: the bytes one call may write, a file's size, or its tenant's workspace's disk quota. */
+    public static final String QUOTA_EXCEEDED = "QUOTA_EXCEEDED";
     /** The call was denied: by policy, by the user, or because no approval came in time. */
     public static final String DENIED = "DENIED";
 

@@ -20,12 +20,15 @@ import java.util.Optional;
  * @param turnMemory      how long an idle turn's state and a turn's cancellation are remembered
  * @param ledgerRetention how long the ledger keeps a call's mark; longer than a call can wait to be redelivered
  * @param workspacePerThread each thread's calls in a directory of their own below their tenant's (see {@link Workspaces})
+ * @param writeQuota      what one call and one tenant's workspace may write ({@code max-write-bytes}, {@code max-file-bytes},
+ *                        {@code tenant-quota-bytes})
  */
 public record ToolExecutorConfig(Path workspace, String groupId, String instanceId, int maxConcurrency, int maxInFlight,
                                  Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
                                  OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
                                  Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
-                                 String deadLetterTopic, boolean workspacePerThread, ToolApprovals approvals) {
+                                 String deadLetterTopic, boolean workspacePerThread, ToolApprovals approvals,
+                                 WriteQuota writeQuota) {
 
     public static final String PREFIX = "turnstream.tool-executor.";
     public static final String WORKSPACE = PREFIX + "workspace";
@@ -62,7 +65,9 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 Duration.ofMillis(settings.getLong(PREFIX + "ledger-retention-ms", Duration.ofDays(7).toMillis())),
                 deadLetterTopic(settings),
                 bool(settings, "workspace-per-thread", false),
-                ToolApprovals.from(settings));
+                ToolApprovals.from(settings),
+                new WriteQuota(positiveLong(settings, "max-write-bytes", 10L << 20), positiveLong(settings, "max-file-bytes", 10L << 20),
+                        positiveLong(settings, "tenant-quota-bytes", 1L << 30)));
     }
 
     /** The executors' consumer group; also the prefix of their transactional ids. */
@@ -102,6 +107,14 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
             throw new IllegalArgumentException(PREFIX + key + " must be a positive whole number, got " + value);
         }
         return (int) value;
+    }
+
+    private static long positiveLong(Settings settings, String key, long fallback) {
+        long value = settings.getLong(PREFIX + key, fallback);
+        if (value < 1) {
+            throw new IllegalArgumentException(PREFIX + key + " must be a positive number of bytes, got " + value);
+        }
+        return value;
     }
 
     private static Duration millis(Settings settings, String key, long fallback) {

@@ -311,7 +311,7 @@ final class ToolScheduler implements AutoCloseable {
         MDC.put("turnId", call.call.turnId());
         try {
             ToolContext context = new ToolContext(call.call.callId(), call.call.turnId(), workspaces.of(call.call),
-                    config.limits(), () -> call.cancelled);
+                    config.limits(), config.writeQuota(), () -> call.cancelled);
             JsonNode output = call.tool.execute(call.arguments, context);
             finish(call, ToolResults.success(call.call, config.limits().cap(output), call.startedAt, clock.millis()), false);
         } catch (ToolException e) {

@@ -138,6 +138,34 @@ class BuiltinToolsTest {
     }
 
     @Test
+    void writesPastAQuotaFailWithQuotaExceededAndChangeNothing() throws IOException {
+        harness.close();
+        harness = new SchedulerHarness(ToolRegistry.installed(), "max-write-bytes", "40", "max-file-bytes", "60",
+                "tenant-quota-bytes", "150");
+        ToolResult tooBigAFile = failed("write_file", "{\"path\": \"big.txt\", \"content\": \"" + "x".repeat(61) + "\"}");
+        assertThat(tooBigAFile.error().code()).isEqualTo(ToolErrors.QUOTA_EXCEEDED);
+        assertThat(tooBigAFile.error().message()).contains("a file may be at most 60 bytes");
+        ToolResult tooMuchForACall = failed("write_file", "{\"path\": \"big.txt\", \"content\": \"" + "x".repeat(50) + "\"}");
+        assertThat(tooMuchForACall.error().message()).contains("one call may write at most 40 bytes");
+        assertThat(harness.workspace.resolve("big.txt")).doesNotExist();
+
+        // replace_all cannot multiply a file past the limit
+        Path grow = file("grow.txt", "ab ab ab ab ab ab ab ab");
+        ToolResult multiplied = failed("edit_file", "{\"path\": \"grow.txt\", \"old_string\": \"ab\", "
+                + "\"new_string\": \"abababab\", \"replace_all\": true}");
+        assertThat(multiplied.error().code()).isEqualTo(ToolErrors.QUOTA_EXCEEDED);
+        assertThat(Files.readString(grow)).isEqualTo("ab ab ab ab ab ab ab ab");
+
+        // the workspace's quota counts every file, and a replaced file only by its new size
+        file("other.txt", "y".repeat(100));
+        ToolResult full = failed("write_file", "{\"path\": \"new.txt\", \"content\": \"" + "z".repeat(30) + "\"}");
+        assertThat(full.error().code()).isEqualTo(ToolErrors.QUOTA_EXCEEDED);
+        assertThat(full.error().message()).contains("the workspace would hold 153 bytes; its quota is 150 bytes");
+        assertThat(ok("write_file", "{\"path\": \"other.txt\", \"content\": \"" + "z".repeat(30) + "\"}"))
+                .isEqualTo("Overwrote other.txt (30 bytes)");
+    }
+
+    @Test
     void longOutputIsCutWithANoticeThatSaysSo() throws IOException {
         limits("40", "3");
         for (int i = 1; i <= 5; i++) {

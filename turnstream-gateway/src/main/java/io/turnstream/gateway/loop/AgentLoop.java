@@ -90,6 +90,8 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
+    private long stepStarted;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
@@ -132,6 +134,7 @@ public final class AgentLoop implements Runnable {
                 registry.release(turn.turnId());
             } else {
                 count(status);
+                metrics.turn(turn.provider().name(), tenant(), status, Duration.ofNanos(System.nanoTime() - started));
                 registry.finish(turn.turnId(), TurnPhase.endedAs(status));
             }
             LOG.info("turn finished: status {} after {} ms, usage {}", handedOver ? "handed over" : status,
@@ -166,8 +169,15 @@ public final class AgentLoop implements Runnable {
                 throw TurnEnded.handedOver();
             }
             int current = step;
+            stepStarted = System.nanoTime();
             StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            metrics.step(turn.provider().name(), retry.model(), outcome.status(),
+                    Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
             Usage stepUsage = usage.add(retry.model(), outcome.usage());
+            if (stepUsage != null) {
+                metrics.usage(turn.provider().name(), retry.model(), tenant(), stepUsage);
+            }
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -248,7 +258,8 @@ public final class AgentLoop implements Runnable {
         Map<String, Long> startedAt = new HashMap<>();
         Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
-        long deadline = System.nanoTime() + config.toolResultTimeout().toNanos();
+        long awaitStarted = System.nanoTime();
+        long deadline = awaitStarted + config.toolResultTimeout().toNanos();
         while (!pending.isEmpty()) {
             List<CompletableFuture<?>> waitingFor = new ArrayList<>(pending.values());
             pending.keySet().stream().filter(call -> !startedAt.containsKey(call.callId()))
@@ -289,6 +300,7 @@ public final class AgentLoop implements Runnable {
                 if (entry.getValue().isDone()) {
                     it.remove();
                     ToolResult result = entry.getValue().join();
+                    metrics.toolCall(call.name(), result.success(), Duration.ofNanos(System.nanoTime() - awaitStarted));
                     outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
                     reporter.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
@@ -356,6 +368,10 @@ public final class AgentLoop implements Runnable {
     }
 
     private void publish(StreamPayload payload) {
+        if (stepStarted != 0 && (payload instanceof StreamPayload.ItemStart || payload instanceof StreamPayload.ItemDelta)) {
+            metrics.timeToFirstToken(turn.provider().name(), retry.model(), Duration.ofNanos(System.nanoTime() - stepStarted));
+            stepStarted = 0;
+        }
         CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
         sent.whenComplete((ok, error) -> {
             if (error != null && publishFailure.compareAndSet(null, error)) {
@@ -386,6 +402,11 @@ public final class AgentLoop implements Runnable {
         }
     }
 
+
+    /** The turn's tenant as a metric label: {@code none} on a gateway without API keys. */
+    private String tenant() {
+        return turn.tenantId() == null ? "none" : turn.tenantId();
+    }
 
     private void count(ResponseStatus status) {
         if (status == ResponseStatus.COMPLETE) {

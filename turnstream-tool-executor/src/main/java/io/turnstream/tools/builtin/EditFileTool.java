@@ -53,7 +53,7 @@ public final class EditFileTool extends BuiltinTool {
         // exactly one occurrence unless replace_all, so replacing all of them is right in both cases
         String edited = content.replace(oldText, newText);
         context.checkCancelled();
-        TextFiles.write(file, edited.getBytes(StandardCharsets.UTF_8));
+        context.write(file, edited.getBytes(StandardCharsets.UTF_8));
         return TextNode.valueOf("Replaced " + occurrences + (occurrences == 1 ? " occurrence" : " occurrences")
                 + " in " + context.workspace().relative(file));
     }

@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
-import java.nio.file.StandardOpenOption;
 import java.util.function.Predicate;
 
 /** Reading text files and matching glob patterns, the way every built-in tool does it. */
@@ -42,12 +41,6 @@ final class TextFiles {
         return new InputStreamReader(Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS), StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPLACE)
                 .onUnmappableCharacter(CodingErrorAction.REPLACE));
-    }
-
-    /** Writes the whole file; never through a symbolic link in its last segment (the path was resolved already). */
-    static void write(Path file, byte[] content) throws IOException {
-        Files.write(file, content, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
     }
 
     /** The existing regular file a path names, or a clear error. */

@@ -34,7 +34,7 @@ public final class WriteFileTool extends BuiltinTool {
         boolean existed = Files.exists(file);
         context.checkCancelled();
         Files.createDirectories(file.getParent());
-        TextFiles.write(file, content);
+        context.write(file, content);
         return TextNode.valueOf((existed ? "Overwrote " : "Created ") + context.workspace().relative(file)
                 + " (" + content.length + " bytes)");
     }
