@@ -130,6 +130,11 @@ function turnView(turnId) {
     const seen = versions.get(u.itemId);
     if (seen !== undefined && seen >= u.version) return; // stale: a newer state is already shown
     versions.set(u.itemId, u.version);
+    if (u.changeType === "withdrawn") {
+      // its model call failed and was made again: nothing of it stays on the page
+      section.querySelector(`[data-item-id="${CSS.escape(u.itemId)}"]`)?.remove();
+      return;
+    }
     render(itemElement(u), u);
   }
 
@@ -153,21 +158,18 @@ function turnView(turnId) {
     if (t.error) section.append(el("div", "item error", `${t.error.code}: ${t.error.message}`));
   }
 
-  // A status never ends the turn. Before a retry or a fallback the failed attempt's open items were
-  // withdrawn (item_cancelled gets no upsert): the items still streaming are dropped.
+  // A status never ends the turn. The items of a failed attempt come back as "withdrawn" upserts
+  // (bindItem); a retry or fallback status only says why.
   function bindStatus(s) {
     if (s.type === "tool_status") {
       const call = s.callId && section.querySelector(`.tool_call[data-call-id="${CSS.escape(s.callId)}"]`);
       if (call) call.dataset.status = s.status;
       return;
     }
-    if (s.status === "retrying" || s.status === "fallback") {
-      section.querySelectorAll(".item.streaming.message, .item.streaming.reasoning").forEach((node) => node.remove());
-    }
     const status = head.querySelector(".turn-status");
     status.textContent = s.status === "retrying" ? `retrying (attempt ${s.attempt} in ${s.delayMs} ms)`
       : s.status === "fallback" ? `fell back to ${s.toModel}`
-      : s.status === "stalled" || s.status === "compacting" ? s.status : "running";
+      : ["stalled", "compacting", "continuing"].includes(s.status) ? s.status : "running";
     status.className = "turn-status running";
   }
 

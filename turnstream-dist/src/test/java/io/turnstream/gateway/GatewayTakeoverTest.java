@@ -202,7 +202,7 @@ class GatewayTakeoverTest {
         reportTakeover("streaming", killedAt, turn);
         assertCompletedAsTheProviderSent(turn, events);
         assertThat(events).as("the step that was streaming is withdrawn")
-                .anyMatch(p -> p instanceof StreamPayload.ItemCancelled);
+                .anyMatch(p -> p instanceof StreamPayload.ItemWithdrawn);
         assertThat(other(owner).process().stderr()).contains("turn resumed at step 1: run " + turn.runId());
     }
 
@@ -220,7 +220,7 @@ class GatewayTakeoverTest {
         List<StreamPayload> events = awaitTerminal(turn, TAKEOVER_BOUND);
         reportTakeover("waiting for a tool", killedAt, turn);
         assertCompletedAsTheProviderSent(turn, events);
-        assertThat(events).as("nothing was withdrawn").noneMatch(p -> p instanceof StreamPayload.ItemCancelled);
+        assertThat(events).as("nothing was withdrawn").noneMatch(p -> p instanceof StreamPayload.ItemWithdrawn);
         assertThat(other(owner).process().stderr()).contains("turn resumed at step 2: run " + turn.runId());
     }
 
@@ -236,7 +236,7 @@ class GatewayTakeoverTest {
         assertThat(exitCode).as("exit code after SIGTERM").isEqualTo(143);
         assertCompletedAsTheProviderSent(turn, events);
         assertThat(events).as("nothing aborted").noneMatch(p -> p instanceof StreamPayload.ItemCancelled
-                || p instanceof StreamPayload.ItemError);
+                || p instanceof StreamPayload.ItemWithdrawn || p instanceof StreamPayload.ItemError);
         assertThat(modelCalls.get("drain mid turn")).as("step one was called once").hasValue(1);
         assertThat(owner.process().stderr()).contains("handing over");
         assertThat(other(owner).process().stderr()).contains("turn resumed at step 2: run " + turn.runId());

@@ -23,7 +23,7 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                             Duration toolResultTimeout, int maxConcurrentTurns,
                             double simulatedTokensPerSecond, int simulatedAnswerTokens, SecurityConfig security,
                             String managementHost, int managementPort, PriceTable prices,
-                            CompactionConfig compaction) {
+                            CompactionConfig compaction, LoopConfig.OnDeny onDeny) {
 
     public static final String PREFIX = LoopConfig.PREFIX;
     public static final int DEFAULT_PORT = 8080;
@@ -54,7 +54,8 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
                 settings.get(MANAGEMENT_HOST, HealthServer.LOOPBACK),
                 (int) settings.getLong(MANAGEMENT_PORT, 0),
                 PriceTable.from(settings),
-                CompactionConfig.from(settings));
+                CompactionConfig.from(settings),
+                LoopConfig.OnDeny.parse(settings.get(PREFIX + "approvals.on-deny", "stop")));
     }
 
     private static double tokensPerSecond(Settings settings) {
@@ -69,6 +70,6 @@ public record GatewayConfig(String host, int port, int maxSteps, int maxTokens, 
 
     /** The part of the settings the agent loop runs turns with. */
     public LoopConfig loop() {
-        return new LoopConfig(maxTokens, thinkingBudget, retry, toolResultTimeout, prices, compaction);
+        return new LoopConfig(maxTokens, thinkingBudget, retry, toolResultTimeout, prices, compaction, onDeny);
     }
 }

@@ -62,10 +62,23 @@ public final class TurnCommands implements TurnControl, ApprovalDesk {
 
     /**
      * Published to the control topic unless a decision already stands, then answered with the decision
-     * that stands, which is the first one after the executor asked (see {@link ApprovalDecisions}).
+     * that stands, which is the first one after the executor asked (see {@link ApprovalDecisions}). An
+     * ask made before this gateway started is known from {@code llm.item-state} (the call's tool
+     * status is {@code awaiting_approval}), so any gateway, started at any time, takes the decision.
      */
     @Override
     public ApprovalDecisions.Decision decideApproval(String turnId, String callId, boolean approved, String reason) {
+        try {
+            views.loaded().get(unknownTurnGrace.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("llm.item-state is not loaded yet; asks made before this gateway started are not known");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "interrupted while reading the pending approvals");
+        }
+        if (views.awaitingApproval(turnId, callId)) {
+            approvals.askedBefore(turnId, callId);
+        }
         ApprovalDecisions.Round round = approvals.round(turnId, callId);
         try {
             try {

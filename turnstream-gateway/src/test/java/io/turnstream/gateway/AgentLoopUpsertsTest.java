@@ -43,6 +43,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -71,6 +72,7 @@ class AgentLoopUpsertsTest {
     static Path home;
 
     private static EmbeddedKafkaBroker broker;
+    private static Path workspace;
     private static StreamsService topology;
     private static ToolExecutorService executor;
     private static SimulatedAnthropicServer provider;
@@ -95,7 +97,7 @@ class AgentLoopUpsertsTest {
         TopicAdmin.createAll(admin, Topics.from(impatientTopics()), 2, (short) 1);
         topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
                 home.resolve("state"), Map.of()));
-        Path workspace = Files.createDirectories(home.resolve("workspace"));
+        workspace = Files.createDirectories(home.resolve("workspace"));
         Files.writeString(workspace.resolve("README.md"), "# Demo workspace\n");
         Properties tools = new Properties();
         tools.put("bootstrap.servers", broker.bootstrapServers());
@@ -147,6 +149,16 @@ class AgentLoopUpsertsTest {
             return FALLBACK_MODEL.equals(request.model())
                     ? SimulatedReply.answer().text("Answered by the fallback.")
                     : SimulatedReply.answer().text("This answer stalls after three words").stallAfterTokens(3);
+        }
+        if (first.startsWith("write-then-break:")) {
+            if (!request.lastToolResults().isEmpty()) {
+                return SimulatedReply.answer().text("Wrote kept.txt.");
+            }
+            return attempt == 1
+                    ? SimulatedReply.answer().text("Writing it now.")
+                            .toolUse("write_file", fileArgs("withdrawn.txt", "must never be written"))
+                            .failAfterBlocks("overloaded_error")
+                    : SimulatedReply.answer().toolUse("write_file", fileArgs("kept.txt", "written once"));
         }
         List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
         if (!results.isEmpty()) {
@@ -270,7 +282,53 @@ class AgentLoopUpsertsTest {
         assertThat(end.modelId()).isEqualTo(FALLBACK_MODEL);
     }
 
+    /**
+     * The stream breaks after a whole write_file block: the attempt is withdrawn and made again. Its
+     * call never reaches the executor (the retry's call, on the same partition after it, does), and
+     * nothing it showed stays: every item gets a withdrawn upsert, the turn's snapshot (from
+     * llm.item-state) holds only the retry's items, and its usage is counted apart.
+     */
+    @Test
+    void aStreamBrokenAfterAWholeWriteFileBlockWritesNothingAndLeavesNothingVisible() throws Exception {
+        String turnId = startTurn("write-then-break: save a file");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        assertThat(workspace.resolve("kept.txt")).hasContent("written once");
+        assertThat(workspace.resolve("withdrawn.txt")).as("the withdrawn attempt's call never ran").doesNotExist();
+        List<UIUpsert> items = turn.stream().map(UpsertEnvelope::payload).filter(p -> p instanceof UIUpsert)
+                .map(p -> (UIUpsert) p).toList();
+        List<String> withdrawn = items.stream().filter(u -> u.changeType() == ChangeType.WITHDRAWN)
+                .map(UIUpsert::itemId).toList();
+        assertThat(withdrawn).as("the failed attempt's message and call").hasSize(2);
+        assertThat(items).filteredOn(u -> u.itemType() == UiItemType.TOOL_CALL && u.changeType() == ChangeType.COMPLETED)
+                .extracting(u -> u.toolArguments().path("path").asText()).containsExactly("kept.txt");
+        assertThat(toolStatuses(turn)).extracting(UIStatus::status)
+                .as("the withdrawn call's pending, then the retry's lifecycle")
+                .containsExactly("pending", "pending", "running", "completed");
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.status()).isEqualTo(ResponseStatus.COMPLETE);
+        assertThat(end.failedAttemptsUsage().promptTokens()).as("the failed call's input, counted apart").isPositive();
+        assertThat(end.failedAttemptsUsage().costUsd()).isPositive();
+        await().atMost(TURN_TIMEOUT).untilAsserted(() -> {
+            JsonNode snapshot = Json.fromString(get("/v1/turns/" + turnId).body(), JsonNode.class);
+            assertThat(snapshot.get("status").asText()).isEqualTo("complete");
+            List<String> shown = new ArrayList<>();
+            snapshot.get("items").forEach(item -> shown.add(item.get("itemId").asText()));
+            assertThat(shown).isNotEmpty().doesNotContainAnyElementsOf(withdrawn);
+        });
+    }
+
     // ---- helpers ----
+
+    private static JsonNode fileArgs(String path, String content) {
+        return JsonNodeFactory.instance.objectNode().put("path", path).put("content", content);
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
 
     private static Properties impatientTopics() {
         Properties topics = new Properties();

@@ -19,14 +19,22 @@ public final class ItemInvariants {
     private ItemInvariants() {
     }
 
-    /** Ids are unique; every started item is closed exactly once (done, error, cancelled) and nothing follows. */
+    /**
+     * Ids are unique; every started item is closed exactly once (done, error, cancelled or withdrawn)
+     * and nothing follows, but that an item done may be withdrawn once, later.
+     */
     public static void assertEveryStartedItemIsClosedOnceAndNothingFollows(List<StreamPayload> payloads) {
         Set<String> started = new HashSet<>();
         Set<String> closed = new HashSet<>();
+        Set<String> withdrawn = new HashSet<>();
         for (StreamPayload payload : itemPayloads(payloads)) {
             String id = itemId(payload);
             if (payload instanceof ItemStart) {
                 assertThat(started.add(id)).as("item %s started once", id).isTrue();
+            } else if (payload instanceof StreamPayload.ItemWithdrawn) {
+                assertThat(started).as("withdrawal of a started item").contains(id);
+                assertThat(withdrawn.add(id)).as("item %s withdrawn once", id).isTrue();
+                closed.add(id);
             } else {
                 assertThat(started).as("%s of a started item", payload.type()).contains(id);
                 assertThat(closed).as("nothing after %s is closed", id).doesNotContain(id);
@@ -63,6 +71,8 @@ public final class ItemInvariants {
         } else if (payload instanceof StreamPayload.ItemError p) {
             return p.itemId();
         } else if (payload instanceof StreamPayload.ItemCancelled p) {
+            return p.itemId();
+        } else if (payload instanceof StreamPayload.ItemWithdrawn p) {
             return p.itemId();
         }
         return null;

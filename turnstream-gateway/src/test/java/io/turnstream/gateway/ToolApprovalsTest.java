@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
@@ -60,6 +61,7 @@ class ToolApprovalsTest {
 
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration APPROVAL_TIMEOUT = Duration.ofSeconds(10);
+    private static final String LATE_TURN_REQUESTS = "late.turn-requests";
 
     @TempDir
     static Path home;
@@ -73,6 +75,8 @@ class ToolApprovalsTest {
     private static final HttpClient http = HttpClient.newHttpClient();
     /** How often the note tool ran, per note. */
     private static final Map<String, AtomicInteger> notesTaken = new ConcurrentHashMap<>();
+    /** How often the model was called, per prompt. */
+    private static final Map<String, AtomicInteger> modelCalls = new ConcurrentHashMap<>();
 
     @BeforeAll
     static void startEverything() throws Exception {
@@ -80,6 +84,9 @@ class ToolApprovalsTest {
         Properties admin = new Properties();
         admin.put("bootstrap.servers", broker.bootstrapServers());
         TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        Properties lateTopics = new Properties();
+        lateTopics.put(Topics.PREFIX + "turn-requests", LATE_TURN_REQUESTS);
+        TopicAdmin.createAll(admin, Topics.from(lateTopics), 2, (short) 1);
         topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "tool-approvals",
                 home.resolve("state"), Map.of()));
         Path workspace = Files.createDirectories(home.resolve("workspace"));
@@ -91,11 +98,8 @@ class ToolApprovalsTest {
         tools.put(ToolExecutorConfig.PREFIX + "approval-timeout-ms", String.valueOf(APPROVAL_TIMEOUT.toMillis()));
         executor = new ToolExecutorService(Settings.of(tools), ToolRegistry.installed().plus(new NoteTool())).start();
         provider = SimulatedAnthropicServer.start(0, ToolApprovalsTest::script, 0);
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
-        settings.put("turnstream.gateway.unknown-turn-grace-ms", "500");
-        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        gateway = Gateway.start(Settings.of(gatewaySettings()), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
+                List.of());
         upserts = new UpsertLog(broker.bootstrapServers());
     }
 
@@ -115,6 +119,7 @@ class ToolApprovalsTest {
      */
     private static SimulatedReply script(SimulatedRequest request) {
         String prompt = request.firstUserText();
+        modelCalls.computeIfAbsent(prompt, p -> new AtomicInteger()).incrementAndGet();
         if (prompt.startsWith("repeat:")) {
             long calls = StreamSupport.stream(request.body().get("messages").spliterator(), false)
                     .filter(message -> "assistant".equals(message.path("role").asText())).count();
@@ -165,7 +170,34 @@ class ToolApprovalsTest {
         assertThat(statuses).extracting(UIStatus::status).containsExactly("pending", "awaiting_approval", "error");
         assertThat(statuses.get(2).error().code()).isEqualTo("DENIED");
         assertThat(notesTaken).doesNotContainKey("note: deny me");
-        assertThat(end(turn).status()).as("the model reads the denial and answers").isEqualTo(ResponseStatus.COMPLETE);
+        assertThat(end(turn).status()).isEqualTo(ResponseStatus.COMPLETE);
+        assertThat(end(turn).finishReason()).as("the denial ends the turn").isEqualTo(FinishReasons.TOOL_DENIED);
+        assertThat(modelCalls.get("note: deny me")).as("the model is not called again after the denial").hasValue(1);
+    }
+
+    /**
+     * A gateway started after the executor asked never read the ask on llm.control: it knows it from
+     * the compacted llm.item-state (the call's tool status), takes the decision and the call runs.
+     */
+    @Test
+    void anApprovalPostedToAGatewayStartedAfterTheAskRunsTheCall() throws Exception {
+        String turnId = startTurn("note: approve me elsewhere");
+        String callId = awaitAwaitingApproval(turnId);
+        Properties settings = gatewaySettings();
+        // a group and turn-requests topic of its own, so that it takes no turn over from the first gateway
+        settings.put("turnstream.gateway.group-id", "late-gateway");
+        settings.put(Topics.PREFIX + "turn-requests", LATE_TURN_REQUESTS);
+        try (Gateway late = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
+                List.of())) {
+            HttpResponse<String> response = post(late, "/v1/turns/" + turnId + "/tool-calls/" + callId + "/approval",
+                    "{\"approved\": true}");
+
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+            assertThat(Json.fromString(response.body(), JsonNode.class).get("approved").asBoolean()).isTrue();
+            List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+            assertThat(toolOutput(turn).success()).isTrue();
+            assertThat(notesTaken.get("note: approve me elsewhere")).hasValue(1);
+        }
     }
 
     @Test
@@ -245,6 +277,14 @@ class ToolApprovalsTest {
 
     // ---- helpers ----
 
+    private static Properties gatewaySettings() {
+        Properties settings = new Properties();
+        settings.put("bootstrap.servers", broker.bootstrapServers());
+        settings.put("turnstream.gateway.port", "0");
+        settings.put("turnstream.gateway.unknown-turn-grace-ms", "500");
+        return settings;
+    }
+
     private static String awaitAwaitingApproval(String turnId) {
         return await().atMost(TURN_TIMEOUT).until(() -> toolStatuses(upserts.turn(turnId)).stream()
                         .filter(s -> "awaiting_approval".equals(s.status())).map(UIStatus::callId).findFirst().orElse(null),
@@ -267,7 +307,11 @@ class ToolApprovalsTest {
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
+        return post(gateway, path, body);
+    }
+
+    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }

@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
     @JsonSubTypes.Type(value = StreamPayload.ItemDone.class, name = StreamPayload.ITEM_DONE),
     @JsonSubTypes.Type(value = StreamPayload.ItemError.class, name = StreamPayload.ITEM_ERROR),
     @JsonSubTypes.Type(value = StreamPayload.ItemCancelled.class, name = StreamPayload.ITEM_CANCELLED),
+    @JsonSubTypes.Type(value = StreamPayload.ItemWithdrawn.class, name = StreamPayload.ITEM_WITHDRAWN),
     @JsonSubTypes.Type(value = StreamPayload.ResponseDone.class, name = StreamPayload.RESPONSE_DONE),
     @JsonSubTypes.Type(value = StreamPayload.ResponseError.class, name = StreamPayload.RESPONSE_ERROR),
     @JsonSubTypes.Type(value = StreamPayload.TurnStatus.class, name = StreamPayload.TURN_STATUS),
@@ -29,6 +30,7 @@ public sealed interface StreamPayload {
     String ITEM_DONE = "item_done";
     String ITEM_ERROR = "item_error";
     String ITEM_CANCELLED = "item_cancelled";
+    String ITEM_WITHDRAWN = "item_withdrawn";
     String RESPONSE_DONE = "response_done";
     String RESPONSE_ERROR = "response_error";
     String TURN_STATUS = "turn_status";
@@ -111,13 +113,35 @@ public sealed interface StreamPayload {
         }
     }
 
-    /** @param modelId the model that produced the turn's last step, when it differs from response_start's or is known */
+    /**
+     * Takes back an item of a model call that failed and is made again, open or already done: the
+     * topology emits a {@code withdrawn} upsert for it, tombstones its {@code llm.item-state} key and,
+     * for a function call, never publishes it to {@code llm.tool-calls}.
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason, String modelId)
-            implements StreamPayload {
+    record ItemWithdrawn(String itemId) implements StreamPayload {
+        @Override
+        public String type() {
+            return ITEM_WITHDRAWN;
+        }
+    }
+
+    /**
+     * @param usage what the turn's model calls used that produced its steps
+     * @param modelId the model that produced the turn's last step, when it differs from response_start's or is known
+     * @param failedAttemptsUsage what the model calls used that failed and were made again (or fell back), apart
+     *                            from {@code usage}; null when none failed after using tokens
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason, String modelId,
+                        Usage failedAttemptsUsage) implements StreamPayload {
 
         public ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason) {
-            this(responseId, status, usage, finishReason, null);
+            this(responseId, status, usage, finishReason, null, null);
+        }
+
+        public ResponseDone(String responseId, ResponseStatus status, Usage usage, String finishReason, String modelId) {
+            this(responseId, status, usage, finishReason, modelId, null);
         }
 
         @Override

@@ -9,7 +9,9 @@ public enum TurnActivity implements WireValue {
     /** The model is being called again after one of the others. */
     RUNNING,
     /** One model call ended; carries what it used and cost. */
-    STEP_COMPLETED;
+    STEP_COMPLETED,
+    /** A step stopped at the output token limit and the model is asked to go on; its text joins the same message. */
+    CONTINUING;
 
     @Override
     public String toString() {

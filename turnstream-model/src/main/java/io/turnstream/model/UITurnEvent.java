@@ -5,11 +5,12 @@ package io.turnstream.model;
  * or {@code turn_error}. {@code tenantId} is the turn's tenant (from {@code response_start}), null for a turn
  * of no tenant. {@code finishReason} says why a completed turn stopped ({@code stop}, {@code length},
  * {@code max_steps}, ...: an open vocabulary, as providers add reasons); {@code modelId} on
- * {@code turn_completed} is the model actually used.
+ * {@code turn_completed} is the model actually used. {@code failedAttemptsUsage} on {@code turn_completed}
+ * is what model calls used that failed and were made again, apart from {@code usage} (null when none did).
  */
 public record UITurnEvent(UiPayloadType type, String turnId, String threadId, String modelId, String providerId,
-                          ResponseStatus status, Usage usage, ErrorInfo error, String tenantId, String finishReason)
-        implements UiPayload {
+                          ResponseStatus status, Usage usage, ErrorInfo error, String tenantId, String finishReason,
+                          Usage failedAttemptsUsage) implements UiPayload {
 
     public UITurnEvent {
         UiPayload.requireTypeOf(UITurnEvent.class, type);
@@ -18,12 +19,17 @@ public record UITurnEvent(UiPayloadType type, String turnId, String threadId, St
     /** An event of a turn of no tenant. */
     public UITurnEvent(UiPayloadType type, String turnId, String threadId, String modelId, String providerId,
                        ResponseStatus status, Usage usage, ErrorInfo error) {
-        this(type, turnId, threadId, modelId, providerId, status, usage, error, null, null);
+        this(type, turnId, threadId, modelId, providerId, status, usage, error, null, null, null);
     }
 
     public UITurnEvent(UiPayloadType type, String turnId, String threadId, String modelId, String providerId,
                        ResponseStatus status, Usage usage, ErrorInfo error, String tenantId) {
-        this(type, turnId, threadId, modelId, providerId, status, usage, error, tenantId, null);
+        this(type, turnId, threadId, modelId, providerId, status, usage, error, tenantId, null, null);
+    }
+
+    public UITurnEvent(UiPayloadType type, String turnId, String threadId, String modelId, String providerId,
+                       ResponseStatus status, Usage usage, ErrorInfo error, String tenantId, String finishReason) {
+        this(type, turnId, threadId, modelId, providerId, status, usage, error, tenantId, finishReason, null);
     }
 
     /** Token counts of the turn, summed over its steps; see {@link StreamPayload.Usage} for the optional ones. */

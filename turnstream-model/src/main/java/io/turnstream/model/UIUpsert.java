@@ -48,6 +48,16 @@ public record UIUpsert(UiPayloadType type, String turnId, String threadId, Strin
                 version, message != null ? message : "", null, null, null, null, null, null, null, code, message);
     }
 
+    /**
+     * Takes an item back: its attempt failed and the model was called again. Its content is empty;
+     * the item's {@code llm.item-state} key is tombstoned rather than given this upsert.
+     */
+    public static UIUpsert withdrawn(String turnId, String threadId, String itemId, UiItemType itemType, long version,
+                                     String callId) {
+        return new UIUpsert(UiPayloadType.ITEM_UPSERT, turnId, threadId, itemId, itemType, ChangeType.WITHDRAWN, version,
+                "", null, null, null, null, callId, null, null, null, null);
+    }
+
     @Override
     public String stateKey() {
         return itemId;

@@ -38,7 +38,7 @@ class VocabularyTest {
         assertThat(words(UiItemType.class)).containsExactly("message", "reasoning", "tool_call", "tool_output", "error");
         assertThat(words(ItemType.class))
                 .containsExactly("message", "reasoning", "function_call", "function_call_output", "error");
-        assertThat(words(ChangeType.class)).containsExactly("created", "updated", "completed");
+        assertThat(words(ChangeType.class)).containsExactly("created", "updated", "completed", "withdrawn");
         assertThat(words(ResponseStatus.class)).containsExactly("complete", "error", "aborted");
         assertThat(words(PayloadType.class)).containsExactly("item_upsert", "turn_event", "status");
         assertThat(words(UiPayloadType.class)).containsExactly("item_upsert", "turn_started", "turn_completed",

@@ -65,6 +65,9 @@ final class ContractSamples {
                 new StreamPayload.ItemError("item-3", error),
                 new StreamPayload.ItemError("item-3", ErrorInfo.of("boom", "it broke")),
                 new StreamPayload.ItemCancelled("item-4"),
+                new StreamPayload.ItemWithdrawn("item-5"),
+                new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(12, 34, 46), "stop",
+                        "claude-x", new StreamPayload.Usage(100, 7, 107, null, null, null, 0.0012)),
                 new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(12, 34, 46), "stop"),
                 new StreamPayload.ResponseDone("resp-1", ResponseStatus.ABORTED, null, null),
                 new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L,
@@ -75,6 +78,7 @@ final class ContractSamples {
                 new StreamPayload.TurnStatus(TurnActivity.FALLBACK, null, null, "claude-x", "claude-y", null, null, null),
                 new StreamPayload.TurnStatus(TurnActivity.COMPACTING, null, null, null, null, null, 180_000L, 200_000L),
                 new StreamPayload.TurnStatus(TurnActivity.RUNNING, null, null, null, null, null, null, null),
+                new StreamPayload.TurnStatus(TurnActivity.CONTINUING, null, null, null, null, null, null, null),
                 new StreamPayload.TurnStatus(TurnActivity.STEP_COMPLETED, null, null, null, null, null, null, null, 2, "claude-x",
                         new StreamPayload.Usage(1200, 80, 1280, 1000L, null, 30L, 0.0021)),
                 new StreamPayload.ToolStatus("call-item", "call-1", "get_weather", ToolState.COMPLETED, T, T + 40, null),
@@ -124,7 +128,8 @@ final class ContractSamples {
 
     static UITurnEvent turnCompletedWithEverything(String turnId) {
         return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turnId, "thread-1", "claude-fallback", null, ResponseStatus.COMPLETE,
-                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "tenant-a", "max_steps");
+                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), null, "tenant-a", "max_steps",
+                new UITurnEvent.Usage(300, 12, 312, null, null, null, 0.0009));
     }
 
     static UIStatus turnStatus(String turnId) {
@@ -162,7 +167,8 @@ final class ContractSamples {
                 envelope(9, turnError("turn-2")),
                 envelope(10, turnStatus("turn-3")),
                 envelope(11, toolStatus("turn-3")),
-                envelope(12, turnCompletedWithEverything("turn-3")));
+                envelope(12, turnCompletedWithEverything("turn-3")),
+                envelope(13, UIUpsert.withdrawn("turn-3", "thread-1", "call-item", UiItemType.TOOL_CALL, 2, "call-1")));
     }
 
     static List<ToolCall> toolCalls() {
@@ -186,7 +192,10 @@ final class ContractSamples {
                 ControlMessage.approval("turn-1", "call-1", true, null),
                 ControlMessage.approval("turn-1", "call-2", false, "not in production"),
                 ControlMessage.toolStarted("turn-1", "call-3", T),
-                ControlMessage.approvalRequested("turn-1", "call-4"));
+                ControlMessage.approvalRequested("turn-1", "call-4", "read_file", null, ControlMessage.ASK_POLICY),
+                ControlMessage.approvalRequested("turn-1", "call-5", "write_file",
+                        json("{\"path\":\"a.txt\",\"content\":\"x\"}"), ControlMessage.ASK_DOOM_LOOP),
+                ControlMessage.approval("turn-1", "call-5", true, null, true));
     }
 
     static List<ItemAppend> itemAppends() {

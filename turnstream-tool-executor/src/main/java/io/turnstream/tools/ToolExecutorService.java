@@ -362,7 +362,8 @@ public final class ToolExecutorService implements AutoCloseable {
 
         @Override
         public void approvalRequested(ToolScheduler.ScheduledCall call) {
-            notice(call, ControlMessage.approvalRequested(call.call.turnId(), call.call.callId()));
+            notice(call, ControlMessage.approvalRequested(call.call.turnId(), call.call.callId(), call.call.toolName(),
+                    call.call.arguments(), call.askedBecause()));
         }
 
         @Override

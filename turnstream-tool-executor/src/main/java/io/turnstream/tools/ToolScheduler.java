@@ -1,6 +1,7 @@
 package io.turnstream.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import java.io.IOException;
@@ -77,6 +78,8 @@ final class ToolScheduler implements AutoCloseable {
         private long startedAt;
         private Future<?> work;
         private ScheduledFuture<?> timeout;
+        /** Why it waits for approval ({@link ControlMessage#ASK_POLICY} or {@link ControlMessage#ASK_DOOM_LOOP}); null when it does not. */
+        private String askedBecause;
 
         private ScheduledCall(ToolCall call, RecordPosition position, Tool tool, JsonNode arguments) {
             this.call = call;
@@ -87,6 +90,10 @@ final class ToolScheduler implements AutoCloseable {
 
         private boolean active() {
             return state == State.STARTING || state == State.RUNNING;
+        }
+
+        String askedBecause() {
+            return askedBecause;
         }
 
         /** Answered, aborted or dropped: it will not be launched. */
@@ -180,9 +187,10 @@ final class ToolScheduler implements AutoCloseable {
                 ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments());
                 turn.calls.add(scheduled);
                 unresolved.put(call.callId(), scheduled);
-                if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.ASK
-                        || repeats >= config.doomLoopThreshold()) {
-                    awaitApproval(scheduled);
+                if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.ASK) {
+                    awaitApproval(scheduled, ControlMessage.ASK_POLICY);
+                } else if (repeats >= config.doomLoopThreshold()) {
+                    awaitApproval(scheduled, ControlMessage.ASK_DOOM_LOOP);
                 } else {
                     startWhatCan(turn);
                 }
@@ -205,8 +213,9 @@ final class ToolScheduler implements AutoCloseable {
     }
 
     /** Holds a call until a decision arrives ({@link #decide}) or the approval timeout denies it. */
-    private void awaitApproval(ScheduledCall call) {
+    private void awaitApproval(ScheduledCall call, String because) {
         call.state = State.AWAITING_APPROVAL;
+        call.askedBecause = because;
         Duration wait = config.approvals().timeout();
         call.timeout = timers.schedule(() -> approvalExpired(call, "no approval within " + wait.toSeconds() + " s"),
                 wait.toMillis(), TimeUnit.MILLISECONDS);

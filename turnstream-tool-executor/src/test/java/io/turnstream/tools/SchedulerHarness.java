@@ -36,6 +36,8 @@ final class SchedulerHarness implements AutoCloseable {
     final List<ToolScheduler.ScheduledCall> startRequests = new CopyOnWriteArrayList<>();
     /** Call ids the scheduler asked approval for, in order. */
     final List<String> approvalRequests = new CopyOnWriteArrayList<>();
+    /** Why each call asked: policy or doom_loop. */
+    final Map<String, String> askReasons = new ConcurrentHashMap<>();
     /** Denials the scheduler announced for want of a decision: call id to reason. */
     final Map<String, String> expiredApprovals = new ConcurrentHashMap<>();
     private final Map<String, ToolResult> results = new ConcurrentHashMap<>();
@@ -69,6 +71,7 @@ final class SchedulerHarness implements AutoCloseable {
                 @Override
                 public void approvalRequested(ToolScheduler.ScheduledCall call) {
                     approvalRequests.add(call.call.callId());
+                    askReasons.put(call.call.callId(), call.askedBecause());
                 }
 
                 @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ToolResult;
 import java.time.Clock;
 import java.time.Duration;
@@ -305,6 +306,7 @@ class ToolSchedulerTest {
             String denied = harness.call("turn-1", "write", "{\"other\": true}");
 
             assertThat(harness.approvalRequests).containsExactly(approved, denied);
+            assertThat(harness.askReasons).containsEntry(approved, ControlMessage.ASK_POLICY);
             assertThat(harness.answered(approved)).as("held until decided").isFalse();
             harness.scheduler.decide(approved, true, null);
             harness.scheduler.decide(approved, false, "too late");
@@ -363,6 +365,7 @@ class ToolSchedulerTest {
             String third = harness.call("turn-1", "count", "{}");
 
             assertThat(harness.approvalRequests).containsExactly(third);
+            assertThat(harness.askReasons).containsEntry(third, ControlMessage.ASK_DOOM_LOOP);
             harness.scheduler.decide(third, true, null);
             assertThat(harness.awaitResult(third).success()).isTrue();
             assertThat(runs).hasValue(3);

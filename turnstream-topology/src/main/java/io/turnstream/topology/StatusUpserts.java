@@ -12,7 +12,8 @@ import io.turnstream.model.UiPayloadType;
 /**
  * The upserts of what the gateway reports besides items: the statuses of a running turn and of its
  * tool calls ({@code turn_status}, {@code tool_status} become a {@link UIStatus} each, passed through
- * as they come), and the closing {@code turn_completed} with its finish reason and the model used.
+ * as they come), and the closing {@code turn_completed} with its finish reason, the model used and
+ * the usage of its failed model calls apart.
  */
 final class StatusUpserts {
 
@@ -33,6 +34,7 @@ final class StatusUpserts {
     static UITurnEvent turnCompleted(TurnState turn, ResponseDone done) {
         ResponseStatus status = done.status() != null ? done.status() : ResponseStatus.COMPLETE;
         return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
-                UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason());
+                UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason(),
+                UpsertEmitter.usage(done.failedAttemptsUsage()));
     }
 }

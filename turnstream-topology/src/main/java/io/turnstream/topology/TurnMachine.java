@@ -14,6 +14,7 @@ import io.turnstream.model.StreamPayload.ItemDelta;
 import io.turnstream.model.StreamPayload.ItemDone;
 import io.turnstream.model.StreamPayload.ItemError;
 import io.turnstream.model.StreamPayload.ItemStart;
+import io.turnstream.model.StreamPayload.ItemWithdrawn;
 import io.turnstream.model.StreamPayload.ResponseDone;
 import io.turnstream.model.StreamPayload.ResponseError;
 import io.turnstream.model.StreamPayload.ResponseStart;
@@ -155,6 +156,8 @@ final class TurnMachine {
             return failItem(turn, error);
         } else if (payload instanceof ItemCancelled cancelled) {
             return cancelItem(turn, cancelled);
+        } else if (payload instanceof ItemWithdrawn withdrawn) {
+            return withdrawItem(turn, withdrawn);
         } else if (payload instanceof ResponseDone done) {
             return closeTurn(turn, StatusUpserts.turnCompleted(turn, done));
         } else if (payload instanceof ResponseError error) {
@@ -323,6 +326,28 @@ final class TurnMachine {
     }
 
     /**
+     * Takes back an item of a failed model call, open or finished: a {@code withdrawn} upsert on
+     * {@code llm.upserts}, tombstones for its {@code llm.item-state} keys (its own and its tool
+     * status'), and an open function call is never published to {@code llm.tool-calls}.
+     */
+    private String withdrawItem(TurnState turn, ItemWithdrawn withdrawn) {
+        ItemState open = items.get(itemKey(turn.runId, withdrawn.itemId()));
+        if (open != null) {
+            finishItem(turn, open);
+        }
+        TurnState.FinishedItem item = turn.withdrawable.remove(withdrawn.itemId());
+        if (item == null) {
+            return turn.finishedItems.contains(withdrawn.itemId())
+                    ? "item_withdrawn for item " + withdrawn.itemId() + " which was already withdrawn"
+                    : "item_withdrawn for unknown item " + withdrawn.itemId();
+        }
+        emitter.withdraw(turn, UIUpsert.withdrawn(turn.turnId, turn.threadId, withdrawn.itemId(), item.itemType,
+                item.version + 1, item.callId));
+        turns.put(turn.runId, turn);
+        return null;
+    }
+
+    /**
      * Flushes the turn's open items in the order they started, emits the closing turn event and
      * deletes the turn's state, leaving a marker until the closed-turn retention ends.
      */
@@ -363,6 +388,7 @@ final class TurnMachine {
         items.delete(key);
         lastActivity.remove(key);
         turn.finishedItems.add(item.itemId);
+        turn.withdrawable.put(item.itemId, new TurnState.FinishedItem(item.itemType.uiType(), item.version, item.callId));
     }
 
     private void emitStreaming(TurnState turn, ItemState item, ChangeType changeType) {
@@ -515,6 +541,8 @@ final class TurnMachine {
             return error.itemId();
         } else if (payload instanceof ItemCancelled cancelled) {
             return cancelled.itemId();
+        } else if (payload instanceof ItemWithdrawn withdrawn) {
+            return withdrawn.itemId();
         }
         return null;
     }

@@ -1,7 +1,10 @@
 package io.turnstream.topology;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.turnstream.model.UiItemType;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -33,6 +36,29 @@ final class TurnState {
     /** Tool-status keys the turn wrote on {@code llm.item-state} (see {@link UpsertEmitter#itemStateKeys}), for their tombstones. */
     @JsonInclude(JsonInclude.Include.NON_EMPTY)
     Set<String> toolStatusKeys = new LinkedHashSet<>();
+
+    /**
+     * What a withdrawal needs of each finished item, by item id: its last upsert's version (the
+     * {@code withdrawn} upsert gets the next), type and call id. Dropped when the item is withdrawn.
+     */
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
+    Map<String, FinishedItem> withdrawable = new LinkedHashMap<>();
+
+    /** A finished item that a later {@code item_withdrawn} may still take back. */
+    static final class FinishedItem {
+        UiItemType itemType;
+        long version;
+        String callId;
+
+        FinishedItem() {
+        }
+
+        FinishedItem(UiItemType itemType, long version, String callId) {
+            this.itemType = itemType;
+            this.version = version;
+            this.callId = callId;
+        }
+    }
 
     long nextSeq() {
         return ++seq;

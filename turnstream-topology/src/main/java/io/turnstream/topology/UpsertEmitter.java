@@ -3,6 +3,7 @@ package io.turnstream.topology;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
@@ -53,6 +54,24 @@ final class UpsertEmitter {
         byte[] stateBytes = config.wireFormat() == WireFormat.JSON ? upsertBytes
                 : config.wireFormat().write(config.topics().itemState(), envelope);
         sinks.send(UpsertTopology.ITEM_STATE_SINK, new Record<>(itemStateKey(turn.turnId, payload), stateBytes, now, TurnTrace.headers(turn)));
+    }
+
+    /**
+     * A {@code withdrawn} upsert goes to {@code llm.upserts} only: on {@code llm.item-state} the item's
+     * key, and its tool status' for a call, get tombstones instead, so no reader of the state sees it.
+     */
+    void withdraw(TurnState turn, UIUpsert withdrawn) {
+        long now = clock.getAsLong();
+        long seq = turn.nextSeq();
+        UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
+                withdrawn.payloadType(), withdrawn);
+        sinks.send(UpsertTopology.UPSERTS_SINK, new Record<>(turn.turnId,
+                config.wireFormat().write(config.topics().upserts(), envelope), now, TurnTrace.headers(turn)));
+        StringJoiner keys = new StringJoiner("\n").add(itemStateKey(turn.turnId, withdrawn));
+        if (withdrawn.callId() != null) {
+            keys.add(turn.turnId + "/tool-status/" + withdrawn.callId());
+        }
+        tombstones(keys.toString());
     }
 
     void publish(TurnState turn, ToolCall call) {

@@ -52,7 +52,7 @@ class DeadLetterTest {
                         + "was expecting double-quote to start field name"),
                 tuple("bad-2", "unparseable StreamEvent: Could not resolve type id 'no_such_event' as a subtype of "
                         + "`io.turnstream.model.StreamPayload`: known type ids = [item_cancelled, item_delta, item_done, "
-                        + "item_error, item_start, response_done, response_error, response_start, tool_status, turn_status] (for POJO property 'payload')"),
+                        + "item_error, item_start, item_withdrawn, response_done, response_error, response_start, tool_status, turn_status] (for POJO property 'payload')"),
                 tuple("bad-3", "StreamEvent without payload"),
                 tuple("never-started", "item_delta before response_start: no open turn for run never-started"),
                 tuple("good", "item_delta for unknown item no-such-item"),

@@ -64,6 +64,10 @@ final class Events {
         return new StreamPayload.ItemCancelled(itemId);
     }
 
+    static StreamPayload.ItemWithdrawn withdrawn(String itemId) {
+        return new StreamPayload.ItemWithdrawn(itemId);
+    }
+
     static StreamPayload.ResponseDone responseDone(ResponseStatus status) {
         return new StreamPayload.ResponseDone("resp", status, new StreamPayload.Usage(12, 34, 46), "stop");
     }

@@ -2,6 +2,7 @@ package io.turnstream.topology;
 
 import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -177,6 +178,10 @@ final class TopologyHarness implements AutoCloseable {
             return line.toString();
         }
         UIUpsert upsert = (UIUpsert) payload;
+        if (upsert.changeType() == ChangeType.WITHDRAWN) {
+            return upsert.itemType().wire() + " withdrawn v" + upsert.version()
+                    + (upsert.callId() != null ? " call=" + upsert.callId() : "");
+        }
         StringBuilder line = new StringBuilder(upsert.itemType().wire()).append(' ').append(upsert.changeType())
                 .append(" v").append(upsert.version());
         if (upsert.origin() != null) {

@@ -2,9 +2,12 @@ package io.turnstream.topology;
 
 import static io.turnstream.topology.Events.delta;
 import static io.turnstream.topology.Events.done;
+import static io.turnstream.topology.Events.functionCallDone;
+import static io.turnstream.topology.Events.functionCallStart;
 import static io.turnstream.topology.Events.itemStart;
 import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
+import static io.turnstream.topology.Events.withdrawn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.model.ItemAppend;
@@ -12,6 +15,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
@@ -109,6 +113,62 @@ class TurnMachineTest {
         assertThat(upserts()).containsExactly("turn_started", "turn_completed complete");
     }
 
+    @Test
+    void aWithdrawnAttemptLeavesNothingVisibleAndItsCallIsNeverPublished() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Let me write it."));
+        feed(done("msg"));
+        feed(itemStart("rsn", "reasoning"));
+        feed(delta("rsn", "thinking"));
+        feed(functionCallStart("call", "write_file", "call-1"));
+
+        feed(withdrawn("msg"));
+        feed(withdrawn("rsn"));
+        feed(withdrawn("call"));
+
+        assertThat(upserts()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"Let me write it.\"",
+                "message completed v2 origin=agent \"Let me write it.\"",
+                "reasoning created v1 provider=anthropic \"thinking\"",
+                "message withdrawn v3",
+                "reasoning withdrawn v2",
+                "tool_call withdrawn v1 call=call-1");
+        assertThat(tombstones()).containsExactly("turn-1/msg", "turn-1/rsn", "turn-1/call", "turn-1/tool-status/call-1");
+        assertThat(sent(UpsertTopology.TOOL_CALLS_SINK)).isEmpty();
+        assertThat(feed(withdrawn("msg")))
+                .isEqualTo(new Rejection("item_withdrawn for item msg which was already withdrawn", "turn-1"));
+        assertThat(feed(functionCallDone("call", "write_file", "{}", "call-1")))
+                .isEqualTo(new Rejection("item_done for item call which already finished", "turn-1"));
+        assertThat(feed(withdrawn("ghost"))).isEqualTo(new Rejection("item_withdrawn for unknown item ghost", "turn-1"));
+    }
+
+    @Test
+    void theRetrysItemsAreUntouchedByTheWithdrawalAndItsCallIsPublished() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(functionCallStart("call-a", "write_file", "call-1"));
+        feed(withdrawn("call-a"));
+        feed(functionCallStart("call-b", "write_file", "call-2"));
+        feed(functionCallDone("call-b", "write_file", "{\"path\":\"a.txt\"}", "call-2"));
+        feed(responseDone(ResponseStatus.COMPLETE));
+
+        assertThat(upserts()).containsExactly("turn_started", "tool_call withdrawn v1 call=call-1",
+                "tool_call completed v1 write_file {\"path\":\"a.txt\"} call=call-2", "turn_completed complete");
+        assertThat(sent(UpsertTopology.TOOL_CALLS_SINK)).hasSize(1);
+    }
+
+    @Test
+    void theUsageOfFailedModelCallsIsCarriedApartToTurnCompleted() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(new StreamPayload.ResponseDone("resp", ResponseStatus.COMPLETE, new StreamPayload.Usage(100, 20, 120),
+                "stop", "model-x", new StreamPayload.Usage(40, 5, 45, null, null, null, 0.25)));
+
+        UITurnEvent completed = (UITurnEvent) read(sent(UpsertTopology.UPSERTS_SINK).get(1), UpsertEnvelope.class).payload();
+        assertThat(completed.usage()).isEqualTo(new UITurnEvent.Usage(100, 20, 120));
+        assertThat(completed.failedAttemptsUsage()).isEqualTo(new UITurnEvent.Usage(40, 5, 45, null, null, null, 0.25));
+    }
+
     private Rejection feed(StreamPayload payload) {
         long at = offset++;
         StreamEvent event = StreamEvent.of(RUN + ":" + at, nowMs, RUN, payload);
@@ -118,6 +178,12 @@ class TurnMachineTest {
     private List<String> upserts() {
         return sent(UpsertTopology.UPSERTS_SINK).stream()
                 .map(value -> TopologyHarness.describe(read(value, UpsertEnvelope.class).payload())).toList();
+    }
+
+    /** Keys of the null values sent to {@code llm.item-state}. */
+    private List<String> tombstones() {
+        return sent.stream().filter(s -> s.sink().equals(UpsertTopology.ITEM_STATE_SINK) && s.record().value() == null)
+                .map(s -> s.record().key()).toList();
     }
 
     private List<String> appends() {

@@ -30,7 +30,9 @@ import java.util.regex.Pattern;
  * and text parts open with their item's first upsert and grow by the append rule ({@link ItemText}),
  * so deltas come from {@code llm.item-appends} with upserts filling any gap; tool calls and outputs
  * come from their upserts. A compaction's summary (a message of origin {@code compaction}) is a
- * {@code data-compaction} part, not text the assistant said. The turn's terminal event closes the
+ * {@code data-compaction} part, not text the assistant said. An item of a model call that failed and
+ * was made again ends its part and is named in a {@code data-withdrawn} part
+ * ({@code {"itemIds": [...]}}): a client removes those parts. The turn's terminal event closes the
  * message with {@code finish} (after {@code error} for a failed turn) and {@code [DONE]}.
  */
 final class UiMessageStream implements LiveEncoder {
@@ -89,6 +91,10 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     private void item(UIUpsert item, SseClient client) {
+        if (item.changeType() == ChangeType.WITHDRAWN) {
+            withdrawn(item.itemId(), client);
+            return;
+        }
         if (Origins.USER.equals(item.origin())) {
             return; // the user's prompt is the request's own message
         }
@@ -104,6 +110,14 @@ final class UiMessageStream implements LiveEncoder {
             case TOOL_OUTPUT -> toolOutput(item, client);
             default -> end(item.itemId(), client); // an item error ends its part; the turn's error follows
         }
+    }
+
+    private void withdrawn(String itemId, SseClient client) {
+        end(itemId, client);
+        texts.computeIfAbsent(itemId, id -> new ItemText()).ended = true;
+        ObjectNode part = chunk("data-withdrawn");
+        part.putObject("data").putArray("itemIds").add(itemId);
+        send(client, part);
     }
 
     private void compaction(UIUpsert item, SseClient client) {
@@ -215,6 +229,9 @@ final class UiMessageStream implements LiveEncoder {
         }
         if (turn.usage() != null) {
             metadata.set("usage", Json.MAPPER.valueToTree(turn.usage()));
+        }
+        if (turn.failedAttemptsUsage() != null) {
+            metadata.set("failedAttemptsUsage", Json.MAPPER.valueToTree(turn.failedAttemptsUsage()));
         }
         send(client, finish);
     }

@@ -90,6 +90,10 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    /** The executor's error codes of calls that ran and failed (see {@link #ran}). */
+    private static final Set<String> RAN_ERRORS = Set.of("TOOL_ERROR", "TOOL_CRASHED", "TIMEOUT", "OUTCOME_UNKNOWN");
+    /** A call of the step being awaited was denied. */
+    private boolean denied;
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
@@ -104,11 +108,10 @@ public final class AgentLoop implements Runnable {
         this.client = client;
         this.metrics = metrics;
         this.config = config;
-        this.usage = new UsageLedger(config.prices(), progress.usage());
+        this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                calls -> abandon(calls, new UnansweredCall(ToolState.ABORTED, null,
-                        "aborted: the model call failed and was made again")));
+                usage::addFailed);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -162,7 +165,11 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            release(awaiting.unreleased());
             conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
@@ -174,10 +181,12 @@ public final class AgentLoop implements Runnable {
             metrics.step(turn.provider().name(), retry.model(), outcome.status(),
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
-            Usage stepUsage = usage.add(retry.model(), outcome.usage());
-            if (stepUsage != null) {
-                metrics.usage(turn.provider().name(), retry.model(), tenant(), stepUsage);
+            boolean failed = outcome.status() == ResponseStatus.ERROR;
+            Usage used = failed ? usage.addFailed(retry.model(), outcome.usage()) : usage.add(retry.model(), outcome.usage());
+            if (used != null) {
+                metrics.usage(turn.provider().name(), retry.model(), tenant(), used);
             }
+            Usage stepUsage = failed ? null : used;
             if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
                 reporter.stepCompleted(step, retry.model(), stepUsage);
             }
@@ -201,9 +210,12 @@ public final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
-            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), outcome, continued));
+            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
+                    continued));
+            release(outcome.toolCalls());
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                reporter.continuing();
                 conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continue;
             }
@@ -211,6 +223,9 @@ public final class AgentLoop implements Runnable {
                 return done(outcome.finishReason());
             }
             conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+            if (stopsAfterDenial()) {
+                return done(FinishReasons.TOOL_DENIED);
+            }
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
@@ -218,13 +233,14 @@ public final class AgentLoop implements Runnable {
 
     private ResponseStatus done(String finishReason) {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
-                retry.model()));
+                retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
     }
 
     private TurnEnded aborted() {
         LOG.info("turn cancelled: {}", active.cancel.reason());
-        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model()));
+        publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, retry.model(),
+                usage.failed()));
         return new TurnEnded(ResponseStatus.ABORTED);
     }
 
@@ -242,9 +258,19 @@ public final class AgentLoop implements Runnable {
     }
 
     /**
+     * Publishes the {@code item_done} of a committed step's calls, which routes them to the tool
+     * executor. Sent after the step's checkpoint on the same transactional producer, so a call is
+     * never visible to the executor unless its step is committed (see {@link StepItems}).
+     */
+    private void release(List<ToolCallRequest> calls) {
+        calls.forEach(call -> publish(call.itemDone(turn.provider().name())));
+    }
+
+    /**
      * Waits for every call's result, publishing each as a {@code function_call_output} item as it
-     * arrives, and each call's lifecycle (pending, running when the executor says it started,
-     * completed or error); returns them in call order for the next request. A call that will get no
+     * arrives, and each call's lifecycle after {@code pending} (published as it streamed): running
+     * when the executor says it started (or, if the result comes first, just before it), completed
+     * or error; returns them in call order for the next request. A call that will get no
      * result (cancel, timeout) still gets its output, saying why.
      *
      * @param published outputs a previous gateway of the turn already published, by call id
@@ -254,7 +280,6 @@ public final class AgentLoop implements Runnable {
         Map<ToolCallRequest, CompletableFuture<ToolResult>> pending = new LinkedHashMap<>();
         calls.stream().filter(call -> !published.containsKey(call.callId()))
                 .forEach(call -> pending.put(call, active.result(call.callId())));
-        pending.keySet().forEach(reporter::toolPending);
         Map<String, Long> startedAt = new HashMap<>();
         Set<String> awaitingApproval = new HashSet<>();
         Map<String, Conversation.ToolOutput> outputs = new LinkedHashMap<>(published);
@@ -301,6 +326,12 @@ public final class AgentLoop implements Runnable {
                     it.remove();
                     ToolResult result = entry.getValue().join();
                     metrics.toolCall(call.name(), result.success(), Duration.ofNanos(System.nanoTime() - awaitStarted));
+                    if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
+                        denied = true;
+                    }
+                    if (!startedAt.containsKey(call.callId()) && ran(result)) {
+                        reporter.toolRunning(call, result.startedAt() > 0 ? result.startedAt() : producer.clock().millis());
+                    }
                     outputs.put(call.callId(), publishOutput(outputId(step, calls.indexOf(call)), call, result));
                     reporter.toolFinished(call, result);
                 } else if (!startedAt.containsKey(call.callId()) && active.started(call.callId()).isDone()) {
@@ -317,6 +348,24 @@ public final class AgentLoop implements Runnable {
         List<Conversation.ToolOutput> ordered = new ArrayList<>();
         calls.forEach(call -> ordered.add(outputs.get(call.callId())));
         return new Conversation.ToolOutputs(ordered);
+    }
+
+    /**
+     * A denied call ends the turn once the step's results are in, unless the gateway is set to go on
+     * ({@code turnstream.gateway.approvals.on-deny=continue}): the model is not called again.
+     */
+    private boolean stopsAfterDenial() {
+        if (denied && config.onDeny() == LoopConfig.OnDeny.STOP) {
+            LOG.info("a tool call was denied; the turn stops without calling the model again");
+            return true;
+        }
+        denied = false;
+        return false;
+    }
+
+    /** Whether the executor ran the call: a refusal (denied, unknown tool, invalid arguments, doom loop, aborted) never did. */
+    private static boolean ran(ToolResult result) {
+        return result.success() || (result.error() != null && RAN_ERRORS.contains(result.error().code()));
     }
 
     /** Why a tool call gets no result from the executor, as its lifecycle status, error and output text. */

@@ -54,6 +54,14 @@ public final class ApprovalDecisions {
         }
     }
 
+    /**
+     * An ask this gateway did not read on {@code llm.control} (it started after it) but a compacted
+     * source shows ({@code llm.item-state}): the round counts as asked unless one is known.
+     */
+    public void askedBefore(String turnId, String callId) {
+        round(turnId, callId).asked.complete(null);
+    }
+
     public void decided(String turnId, String callId, boolean approved, String reason) {
         Round round = rounds.get(key(turnId, callId));
         if (round != null && round.asked.isDone()) {

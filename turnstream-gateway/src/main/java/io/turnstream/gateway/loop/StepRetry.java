@@ -8,19 +8,20 @@ import io.turnstream.gateway.provider.ModelRequest;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
-import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload.Usage;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One step's model call, recovered where it can be: a transient failure (rate limit, overload,
  * broken or stalled stream) is retried with backoff within the retry budget, also after output has
- * started: the failed attempt's open items are withdrawn ({@code item_cancelled}) and the next
- * attempt streams new items of the same step (ids {@code {runId}-s{step}-{n}} go on). An overload or a stall
+ * started: every item the failed attempt showed, open or done, is withdrawn ({@code item_withdrawn}:
+ * its function calls never run, see {@link StepItems}) and the next attempt streams new items of the
+ * same step (ids {@code {runId}-s{step}-{n}} go on). What the failed attempt used is counted apart. An overload or a stall
  * switches to the fallback model for the rest of the turn, at any point of a step. Each retry,
  * fallback and stall is reported as a turn status.
  */
@@ -35,7 +36,7 @@ final class StepRetry {
     private final TurnStatusReporter status;
     private final StepItems.Sink sink;
     private final CancelSignal cancel;
-    private final Consumer<List<ToolCallRequest>> abandonedCalls;
+    private final BiConsumer<String, Usage> failedUsage;
     private final TurnProgress.Interrupted interrupted;
     /** The interrupted step's items: withdrawn once, then the latest call's. */
     private StepItems resumedStep;
@@ -43,11 +44,11 @@ final class StepRetry {
 
     /**
      * @param progress where the turn starts: the model it uses now and the step to take back, if any
-     * @param abandonedCalls receives the tool calls a withdrawn attempt completed: they will get no result
+     * @param failedUsage receives what each withdrawn attempt used, with the model that served it
      */
     StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ProviderClient client,
               GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
-              Consumer<List<ToolCallRequest>> abandonedCalls) {
+              BiConsumer<String, Usage> failedUsage) {
         this.turn = turn;
         this.config = config;
         this.client = client;
@@ -55,7 +56,7 @@ final class StepRetry {
         this.status = status;
         this.sink = sink;
         this.cancel = cancel;
-        this.abandonedCalls = abandonedCalls;
+        this.failedUsage = failedUsage;
         this.interrupted = progress.interrupted();
         this.model = progress.model();
     }
@@ -89,9 +90,7 @@ final class StepRetry {
             if (!recoverable || cancel.isCancelled()) {
                 return outcome;
             }
-            if (!outcome.toolCalls().isEmpty()) {
-                abandonedCalls.accept(outcome.toolCalls());
-            }
+            failedUsage.accept(model, outcome.usage());
             items = items.nextAttempt();
             if ((outcome.overloaded() || stalled) && canFallBack()) {
                 LOG.warn("model {} is {}; falling back to {} for the rest of the turn", model,
@@ -133,7 +132,7 @@ final class StepRetry {
         if (resumedStep == null) {
             LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
             resumedStep = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
-                    interrupted.open());
+                    interrupted.shown());
             resumedStep.withdraw();
         }
         // the step may be called again (after a compaction): each call's items go on after the last call's

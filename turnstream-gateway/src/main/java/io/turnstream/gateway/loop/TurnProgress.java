@@ -35,6 +35,7 @@ import java.util.Set;
  * @param nextStep the first step to call the model for
  * @param model the model the turn uses now (a fallback may have replaced the requested one)
  * @param usage the usage of the checkpointed steps, or null
+ * @param failedUsage the usage of the turn's failed model calls up to the last checkpoint, or null
  * @param awaiting the last checkpointed step when it called tools, else null
  * @param interrupted the step that was streaming, to withdraw, else null
  * @param finishReason set when the last checkpointed step was the final one
@@ -42,40 +43,48 @@ import java.util.Set;
  * @param continuations how many steps were continued after the output token limit
  */
 public record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, List<Conversation.Entry> completed,
-                    int nextStep, String model, Usage usage, Awaiting awaiting, Interrupted interrupted,
+                    int nextStep, String model, Usage usage, Usage failedUsage, Awaiting awaiting, Interrupted interrupted,
                     String finishReason, ResponseStatus endedStatus, int continuations) {
 
     /**
      * A step whose tool calls are waiting for results.
      *
      * @param published outputs already published, by call id
+     * @param unreleased calls whose {@code item_done} the previous gateway had not published after the
+     *                   step's checkpoint: they have not gone to the executor yet
      */
-    public record Awaiting(int step, List<ToolCallRequest> calls, Map<String, Conversation.ToolOutput> published) {
+    public record Awaiting(int step, List<ToolCallRequest> calls, Map<String, Conversation.ToolOutput> published,
+                           List<ToolCallRequest> unreleased) {
     }
 
     /**
      * A step that was streaming.
      *
      * @param nextItem the index the step's next item takes
-     * @param open its open items: id to item type
+     * @param shown its items not withdrawn yet, open or done, in the order they started
      */
-    public record Interrupted(int step, int nextItem, Map<String, ItemType> open) {
+    public record Interrupted(int step, int nextItem, List<String> shown) {
     }
 
     public static TurnProgress fresh(String model) {
-        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, 0);
+        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, null, 0);
     }
 
     /**
      * What the checkpoint of a completed step holds.
      *
      * @param usage the turn's usage up to and with this step
+     * @param failedUsage the usage of the turn's failed model calls so far, or null
      * @param continued the step stopped at the output token limit and the model is asked to go on
      */
-    public static ObjectNode checkpoint(String model, Usage usage, StepOutcome outcome, boolean continued) {
+    public static ObjectNode checkpoint(String model, Usage usage, Usage failedUsage, StepOutcome outcome,
+                                       boolean continued) {
         ObjectNode json = Json.MAPPER.createObjectNode().put("model", model);
         if (usage != null) {
             json.set("usage", Json.MAPPER.valueToTree(usage));
+        }
+        if (failedUsage != null) {
+            json.set("failedUsage", Json.MAPPER.valueToTree(failedUsage));
         }
         json.set("assistant", outcome.assistantContent());
         json.set("toolCalls", Json.MAPPER.valueToTree(outcome.toolCalls()));
@@ -99,6 +108,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         String promptId = runId + "-user-prompt";
         Map<String, ItemType> startedItems = new LinkedHashMap<>();
         Set<String> closedItems = new HashSet<>();
+        Set<String> withdrawnItems = new HashSet<>();
         Map<String, OutputItem> outputs = new HashMap<>();
         boolean started = false;
         ResponseStatus ended = null;
@@ -116,6 +126,8 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
                 closedItems.add(error.itemId());
             } else if (payload instanceof StreamPayload.ItemCancelled cancelled) {
                 closedItems.add(cancelled.itemId());
+            } else if (payload instanceof StreamPayload.ItemWithdrawn withdrawn) {
+                withdrawnItems.add(withdrawn.itemId());
             } else if (payload instanceof StreamPayload.ResponseDone done) {
                 ended = done.status();
             } else if (payload instanceof StreamPayload.ResponseError) {
@@ -125,6 +137,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         List<Conversation.Entry> completed = new ArrayList<>();
         String model = requestedModel;
         Usage usage = null;
+        Usage failedUsage = null;
         Awaiting awaiting = null;
         String finishReason = null;
         int lastStep = 0;
@@ -134,13 +147,16 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
             lastStep = record.step().intValue();
             model = checkpoint.path("model").asText(model);
             usage = checkpoint.hasNonNull("usage") ? Json.MAPPER.convertValue(checkpoint.get("usage"), Usage.class) : null;
+            failedUsage = checkpoint.hasNonNull("failedUsage")
+                    ? Json.MAPPER.convertValue(checkpoint.get("failedUsage"), Usage.class) : null;
             if (awaiting != null) {
                 completed.add(outputsOf(awaiting.calls(), outputs));
             }
             completed.add(new Conversation.AssistantNative(checkpoint.get("assistant")));
             List<ToolCallRequest> calls = List.of(Json.MAPPER.convertValue(checkpoint.path("toolCalls"),
                     ToolCallRequest[].class));
-            awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, publishedOutputs(calls, outputs));
+            awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, publishedOutputs(calls, outputs),
+                    calls.stream().filter(call -> !closedItems.contains(call.itemId())).toList());
             finishReason = calls.isEmpty() ? checkpoint.path("finishReason").asText("stop") : null;
             if (checkpoint.path("continued").asBoolean(false)) {
                 completed.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
@@ -149,8 +165,8 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
             }
         }
         return new TurnProgress(started, startedItems.containsKey(promptId), closedItems.contains(promptId),
-                List.copyOf(completed), lastStep + 1, model, usage, awaiting,
-                interrupted(runId + "-s" + (lastStep + 1) + "-", lastStep + 1, startedItems, closedItems),
+                List.copyOf(completed), lastStep + 1, model, usage, failedUsage, awaiting,
+                interrupted(runId + "-s" + (lastStep + 1) + "-", lastStep + 1, startedItems.keySet(), withdrawnItems),
                 finishReason, ended, continuations);
     }
 
@@ -174,19 +190,18 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         return published;
     }
 
-    private static Interrupted interrupted(String prefix, int step, Map<String, ItemType> startedItems,
-                                           Set<String> closedItems) {
+    private static Interrupted interrupted(String prefix, int step, Set<String> startedItems,
+                                           Set<String> withdrawnItems) {
         int nextItem = 0;
-        Map<String, ItemType> open = new LinkedHashMap<>();
-        for (Map.Entry<String, ItemType> item : startedItems.entrySet()) {
-            String id = item.getKey();
+        List<String> shown = new ArrayList<>();
+        for (String id : startedItems) {
             if (id.startsWith(prefix) && id.length() > prefix.length() && id.substring(prefix.length()).chars().allMatch(Character::isDigit)) {
                 nextItem = Math.max(nextItem, Integer.parseInt(id.substring(prefix.length())) + 1);
-                if (!closedItems.contains(id)) {
-                    open.put(id, item.getValue());
+                if (!withdrawnItems.contains(id)) {
+                    shown.add(id);
                 }
             }
         }
-        return nextItem == 0 ? null : new Interrupted(step, nextItem, open);
+        return nextItem == 0 ? null : new Interrupted(step, nextItem, shown);
     }
 }

@@ -47,6 +47,11 @@ final class TurnStatusReporter {
                 usage));
     }
 
+    /** A step stopped at the output token limit; the model is asked to go on. */
+    void continuing() {
+        turn(new TurnStatus(TurnActivity.CONTINUING, null, null, null, null, null, null, null));
+    }
+
     /** A model call starts: after a retry, fallback, stall or compaction, the turn is running again. */
     void callStarting(int attempt) {
         if (interrupted) {
@@ -58,10 +63,6 @@ final class TurnStatusReporter {
     private void turn(TurnStatus status) {
         interrupted = true;
         publish.accept(status);
-    }
-
-    void toolPending(ToolCallRequest call) {
-        tool(call, ToolState.PENDING, null, null, null);
     }
 
     void toolAwaitingApproval(ToolCallRequest call) {

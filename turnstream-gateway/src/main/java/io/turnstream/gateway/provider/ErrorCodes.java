@@ -21,6 +21,8 @@ public final class ErrorCodes {
     public static final String PROVIDER_ERROR = "PROVIDER_ERROR";
     /** A tool call's result did not arrive on the tool-results topic in time. */
     public static final String TOOL_RESULT_TIMEOUT = "TOOL_RESULT_TIMEOUT";
+    /** The tool executor's code for a call that was denied and did not run. */
+    public static final String TOOL_CALL_DENIED = "DENIED";
     /** A tool call that will get no result because its turn was cancelled. */
     public static final String TOOL_CALL_ABORTED = "ABORTED";
     /** The conversation does not fit the model's context window, even after compacting it. */

@@ -16,6 +16,11 @@ public final class FinishReasons {
      * ({@link ProviderClient}). Reported only when it kept pausing past the resume limit.
      */
     public static final String PAUSE_TURN = "pause_turn";
+    /**
+     * A tool call was denied (by a person, the approval timeout or the deployment's policy) and the
+     * turn stopped there without calling the model again ({@code turnstream.gateway.approvals.on-deny=stop}).
+     */
+    public static final String TOOL_DENIED = "tool_denied";
     /** The turn reached its step limit while the model still wanted tools. */
     public static final String MAX_STEPS = "max_steps";
 

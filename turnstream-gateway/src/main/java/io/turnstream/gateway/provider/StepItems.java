@@ -1,22 +1,28 @@
 package io.turnstream.gateway.provider;
 
-import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemType;
 import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolState;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
  * The items of one model step and the payloads that describe them. Adapters decide when an item
  * starts, grows and ends; this class names items, keeps their content, emits the contract's
- * payloads in order, and guarantees every started item is closed exactly once (done, error or
- * cancelled) and nothing is emitted for it afterwards.
+ * payloads in order, and guarantees every started item is closed exactly once (done, error,
+ * cancelled or withdrawn) and nothing is emitted for it afterwards.
+ *
+ * <p>A function call's {@code item_done} is what makes the topology publish it to
+ * {@code llm.tool-calls}, so it is not emitted here: a call that completes is only collected
+ * ({@link #toolCalls()}), and the agent loop emits its {@code item_done}
+ * ({@link ToolCallRequest#itemDone}) after it recorded the step as committed. A call of an attempt
+ * that fails and is made again is withdrawn instead, and never runs. Its {@code pending} status is
+ * emitted as soon as the call starts streaming (once its call id is known).
  */
 public final class StepItems {
 
@@ -30,6 +36,8 @@ public final class StepItems {
     private final String providerId;
     private final Sink sink;
     private final Set<Item> open = new LinkedHashSet<>();
+    /** Every item this attempt started (or, resumed, took over), for {@link #withdraw()}. */
+    private final List<String> started = new ArrayList<>();
     private final List<ToolCallRequest> toolCalls = new ArrayList<>();
     private int nextItem;
     private int published;
@@ -48,14 +56,13 @@ public final class StepItems {
 
     /**
      * The items of a step that another gateway was streaming when it stopped: ids go on from
-     * {@code nextItem}, and {@code openItems} (id to item type) are open, so that {@link #withdraw()}
-     * closes them.
+     * {@code nextItem}, and {@code shown} (its items not withdrawn yet, open or done) are this
+     * attempt's, so that {@link #withdraw()} takes them back.
      */
-    public static StepItems resumed(String idPrefix, String providerId, Sink sink, int nextItem,
-                                    Map<String, ItemType> openItems) {
+    public static StepItems resumed(String idPrefix, String providerId, Sink sink, int nextItem, List<String> shown) {
         StepItems items = new StepItems(idPrefix, providerId, sink);
         items.nextItem = nextItem;
-        openItems.forEach((id, type) -> items.open.add(items.new Item(id, type, null, null)));
+        items.started.addAll(shown);
         return items;
     }
 
@@ -75,12 +82,16 @@ public final class StepItems {
     private Item start(ItemType type, String name, String callId, String initialText) {
         Item item = new Item(idPrefix + "-" + nextItem++, type, name, callId);
         open.add(item);
+        started.add(item.id);
         String initial = initialText == null || initialText.isEmpty() ? null : initialText;
         if (initial != null) {
             item.content.append(initial);
         }
         String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
         emit(new StreamPayload.ItemStart(item.id, type, initial, name, null, callId, origin));
+        if (callId != null) {
+            item.pending();
+        }
         return item;
     }
 
@@ -108,14 +119,17 @@ public final class StepItems {
     }
 
     /**
-     * Takes back what the step shows, because it will be called again: every open item ends with
-     * {@code item_cancelled}, so a UI drops it. Items already done stay, and so do the tool calls
-     * that completed ({@link #toolCalls()}): they will get no result, and the caller ends them.
-     * The next attempt's items come from {@link #nextAttempt()}.
+     * Takes back everything the attempt showed, because the step will be called again: every item
+     * it started, open or done, gets {@code item_withdrawn}, so the topology emits a {@code withdrawn}
+     * upsert and a UI removes it. Its function calls were never committed, so they never run and
+     * get no output. The next attempt's items come from {@link #nextAttempt()}.
      */
     public void withdraw() {
         withdrawn = true;
-        cancelAll();
+        open.clear();
+        toolCalls.clear();
+        started.forEach(id -> emit(new StreamPayload.ItemWithdrawn(id)));
+        started.clear();
     }
 
     /** Whether {@link #withdraw()} was called. */
@@ -212,8 +226,16 @@ public final class StepItems {
         }
 
         public void callId(String lateCallId) {
-            if (callId == null) {
+            if (callId == null && lateCallId != null && isOpen()) {
                 callId = lateCallId;
+                pending();
+            }
+        }
+
+        /** A tool call's first status, as soon as it streams and has its call id. */
+        private void pending() {
+            if (type == ItemType.FUNCTION_CALL) {
+                emit(new StreamPayload.ToolStatus(id, callId, name, ToolState.PENDING, null, null, null));
             }
         }
 
@@ -227,30 +249,39 @@ public final class StepItems {
             if (!open.remove(this)) {
                 return;
             }
-            OutputItem finalItem;
             if (type == ItemType.FUNCTION_CALL) {
                 String args = arguments.toString().isBlank() ? "{}" : arguments.toString();
-                String call = callId != null ? callId : "call_" + id;
-                toolCalls.add(new ToolCallRequest(id, call, name, args));
-                finalItem = new OutputItem(id, type, null, null, name, TextNode.valueOf(args), call, null, null,
-                        providerId);
-            } else {
-                String text = finalContent != null ? finalContent : content.toString();
-                String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
-                finalItem = new OutputItem(id, type, text, origin, null, null, null, null, null, providerId);
+                if (callId == null) {
+                    callId("call_" + id);
+                }
+                // its item_done waits for the step's commit (see the class comment)
+                toolCalls.add(new ToolCallRequest(id, callId, name, args));
+                return;
             }
-            emit(new StreamPayload.ItemDone(id, finalItem));
+            String text = finalContent != null ? finalContent : content.toString();
+            String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
+            emit(new StreamPayload.ItemDone(id, new OutputItem(id, type, text, origin, null, null, null, null, null,
+                    providerId)));
         }
 
         public void fail(ErrorInfo error) {
             if (open.remove(this)) {
+                ended(ToolState.ERROR, error);
                 emit(new StreamPayload.ItemError(id, error));
             }
         }
 
         public void cancel() {
             if (open.remove(this)) {
+                ended(ToolState.ABORTED, null);
                 emit(new StreamPayload.ItemCancelled(id));
+            }
+        }
+
+        /** A call that shows {@code pending} and ends unfinished ends its lifecycle too: it never runs. */
+        private void ended(ToolState status, ErrorInfo why) {
+            if (type == ItemType.FUNCTION_CALL && callId != null) {
+                emit(new StreamPayload.ToolStatus(id, callId, name, status, null, null, why));
             }
         }
     }

@@ -179,14 +179,16 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
             String toolIdPrefix = "toolu_sim_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20) + "_";
             if (!streamBlock(out, toolIdPrefix, index++, block)) {
                 if (out.failing()) {
-                    ObjectNode error = Json.MAPPER.createObjectNode().put("type", "error");
-                    error.putObject("error").put("type", reply.failureType()).put("message", "simulated " + reply.failureType());
-                    out.event("error", error);
+                    failure(out, reply);
                     return;
                 }
                 holdUntilClosed();
                 return;
             }
+        }
+        if (reply.failsAfterBlocks()) {
+            failure(out, reply);
+            return;
         }
         String stopReason = reply.stopReason() != null ? reply.stopReason() : reply.callsTools() ? "tool_use" : "end_turn";
         ObjectNode delta = Json.MAPPER.createObjectNode().put("type", "message_delta");
@@ -194,6 +196,12 @@ public final class SimulatedAnthropicServer implements AutoCloseable {
         delta.putObject("usage").put("output_tokens", out.tokens);
         out.event("message_delta", delta);
         out.event("message_stop", Json.MAPPER.createObjectNode().put("type", "message_stop"));
+    }
+
+    private static void failure(Emitter out, SimulatedReply reply) throws IOException {
+        ObjectNode error = Json.MAPPER.createObjectNode().put("type", "error");
+        error.putObject("error").put("type", reply.failureType()).put("message", "simulated " + reply.failureType());
+        out.event("error", error);
     }
 
     /** @return false when the reply stalls or fails inside this block */

@@ -33,6 +33,7 @@ public final class SimulatedReply {
     private Integer stallAfterTokens;
     private Integer failAfterTokens;
     private String failureType;
+    private boolean failAfterBlocks;
     private String stopReason;
     private Usage usage;
 
@@ -101,6 +102,20 @@ public final class SimulatedReply {
         this.failAfterTokens = tokens;
         this.failureType = errorType;
         return this;
+    }
+
+    /**
+     * Sends every block whole, then an in-stream {@code error} event of this type instead of the
+     * message's end: a stream that breaks after a complete tool call.
+     */
+    public SimulatedReply failAfterBlocks(String errorType) {
+        this.failAfterBlocks = true;
+        this.failureType = errorType;
+        return this;
+    }
+
+    public boolean failsAfterBlocks() {
+        return failAfterBlocks;
     }
 
     /** The {@code stop_reason} to end with, e.g. {@code max_tokens}; by default end_turn or tool_use. */

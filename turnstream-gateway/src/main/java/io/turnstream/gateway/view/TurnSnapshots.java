@@ -1,5 +1,6 @@
 package io.turnstream.gateway.view;
 
+import io.turnstream.model.ChangeType;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayList;
@@ -18,7 +19,8 @@ final class TurnSnapshots {
     }
 
     /**
-     * The latest envelope per item and the latest lifecycle event, ordered by seq.
+     * The latest envelope per item and the latest lifecycle event, ordered by seq; an item whose
+     * latest upsert withdrew it is left out (its model call failed and was made again).
      *
      * @param maxSeq leave out envelopes above it (they are still to come live); 0 for no bound
      */
@@ -33,6 +35,8 @@ final class TurnSnapshots {
             latest.merge(key, envelope, (old, fresh) -> fresh.seq() > old.seq() ? fresh : old);
         }
         List<UpsertEnvelope> ordered = new ArrayList<>(latest.values());
+        ordered.removeIf(envelope -> envelope.payload() instanceof UIUpsert item
+                && item.changeType() == ChangeType.WITHDRAWN);
         ordered.sort(Comparator.comparingLong(UpsertEnvelope::seq));
         return ordered;
     }

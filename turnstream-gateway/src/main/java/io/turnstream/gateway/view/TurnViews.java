@@ -4,7 +4,10 @@ import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ItemAppend;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.Topics;
+import io.turnstream.model.UIStatus;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Settings;
@@ -167,6 +170,17 @@ public final class TurnViews implements AutoCloseable {
             return Optional.empty();
         }
         return Optional.of(TurnSnapshot.of(turnId, runningHere, current));
+    }
+
+    /**
+     * Whether the call's latest tool status on {@code llm.item-state} is {@code awaiting_approval}. The
+     * topic is compacted and read from its beginning, so this also knows the asks made before this
+     * gateway started (which it never read on {@code llm.control}).
+     */
+    public boolean awaitingApproval(String turnId, String callId) {
+        return state.entries(turnId).stream().anyMatch(envelope -> envelope.payload() instanceof UIStatus status
+                && status.type() == UiPayloadType.TOOL_STATUS && callId.equals(status.callId())
+                && ToolState.AWAITING_APPROVAL.wire().equals(status.status()));
     }
 
     /** True while both readers (upserts and item state) read and are connected. */

@@ -12,6 +12,7 @@ import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
 import io.turnstream.model.Json;
+import io.turnstream.model.UiItemType;
 import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
 import java.io.InputStream;
@@ -134,6 +135,25 @@ class UiMessageStreamTest {
                 "{\"type\":\"error\",\"errorText\":\"STREAM_STALLED: the provider sent nothing for 30 s\"}");
         assertThat(chunks.json().get(chunks.json().size() - 1).get("finishReason").asText()).isEqualTo("error");
         assertThat(chunks.lines()).last().isEqualTo("[DONE]");
+    }
+
+    @Test
+    void aWithdrawnItemEndsItsPartAndIsNamedInADataWithdrawnPart() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.message("w-s1-0", "Let me write", ChangeType.CREATED), 4);
+        chunks.receive(() -> turn.withdrawn("w-s1-0", UiItemType.MESSAGE), 6);
+        chunks.receive(() -> turn.message("w-s1-1", "Written.", ChangeType.COMPLETED), 9);
+        turn.completed();
+
+        await().until(chunks::ended);
+        assertThat(chunks.lines()).containsSubsequence(
+                "{\"type\":\"text-start\",\"id\":\"w-s1-0\"}",
+                "{\"type\":\"text-delta\",\"id\":\"w-s1-0\",\"delta\":\"Let me write\"}",
+                "{\"type\":\"text-end\",\"id\":\"w-s1-0\"}",
+                "{\"type\":\"data-withdrawn\",\"data\":{\"itemIds\":[\"w-s1-0\"]}}",
+                "{\"type\":\"text-start\",\"id\":\"w-s1-1\"}",
+                "{\"type\":\"text-delta\",\"id\":\"w-s1-1\",\"delta\":\"Written.\"}");
     }
 
     @Test

@@ -44,10 +44,12 @@ class TurnProgressTest {
     }
 
     @Test
-    void aStepThatWasStreamingIsToBeWithdrawnWithItsOpenItems() {
+    void aStepThatWasStreamingIsToBeWithdrawnWithEveryItemItShowedOpenOrDone() {
         started();
         item(RUN + "-s1-0", ItemType.REASONING, true);
         item(RUN + "-s1-1", ItemType.MESSAGE, false);
+        item(RUN + "-s1-2", ItemType.MESSAGE, false);
+        events.add(new StreamPayload.ItemWithdrawn(RUN + "-s1-2"));
 
         TurnProgress progress = fold();
 
@@ -55,15 +57,18 @@ class TurnProgressTest {
         assertThat(progress.promptDone()).isTrue();
         assertThat(progress.nextStep()).isEqualTo(1);
         assertThat(progress.completed()).isEmpty();
-        assertThat(progress.interrupted()).isEqualTo(new TurnProgress.Interrupted(1, 2,
-                Map.of(RUN + "-s1-1", ItemType.MESSAGE)));
+        assertThat(progress.interrupted()).isEqualTo(new TurnProgress.Interrupted(1, 3,
+                List.of(RUN + "-s1-0", RUN + "-s1-1")));
     }
 
     @Test
     void aCheckpointedStepWaitingForToolsReusesTheOutputsAlreadyPublished() {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("fallback-model", new Usage(10, 5, 15),
-                toolStep(CALL_A, CALL_B), false)));
+                new Usage(4, 1, 5), toolStep(CALL_A, CALL_B), false)));
+        events.add(new StreamPayload.ItemStart(CALL_A.itemId(), ItemType.FUNCTION_CALL, null, "read_file", null, "call-a", null));
+        events.add(new StreamPayload.ItemStart(CALL_B.itemId(), ItemType.FUNCTION_CALL, null, "list_files", null, "call-b", null));
+        events.add(CALL_A.itemDone("anthropic"));
         output(1, 0, CALL_A, "file text");
 
         TurnProgress progress = fold();
@@ -71,7 +76,10 @@ class TurnProgressTest {
         assertThat(progress.nextStep()).isEqualTo(2);
         assertThat(progress.model()).isEqualTo("fallback-model");
         assertThat(progress.usage()).isEqualTo(new Usage(10, 5, 15));
+        assertThat(progress.failedUsage()).isEqualTo(new Usage(4, 1, 5));
         assertThat(progress.completed()).containsExactly(new Conversation.AssistantNative(assistant()));
+        assertThat(progress.awaiting().unreleased()).as("the call whose item_done the step's gateway had not sent")
+                .containsExactly(CALL_B);
         assertThat(progress.awaiting().calls()).containsExactly(CALL_A, CALL_B);
         assertThat(progress.awaiting().published()).containsOnlyKeys("call-a")
                 .containsEntry("call-a", new Conversation.ToolOutput("call-a", "read_file", "file text", true));
@@ -81,10 +89,10 @@ class TurnProgressTest {
     @Test
     void aFinalStepCheckpointedButNotEndedOnlyNeedsItsResponseDone() {
         started();
-        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, toolStep(CALL_A), false)));
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, toolStep(CALL_A), false)));
         output(1, 0, CALL_A, "file text");
         item(RUN + "-s2-0", ItemType.MESSAGE, true);
-        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, finalStep(), false)));
+        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, null, finalStep(), false)));
 
         TurnProgress progress = fold();
 
@@ -99,7 +107,7 @@ class TurnProgressTest {
     @Test
     void aStepContinuedAfterTheTokenLimitIsNotTheEndAndItsContinuationIsCounted() {
         started();
-        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", new Usage(10, 5, 15), cutOffStep(), true)));
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", new Usage(10, 5, 15), null, cutOffStep(), true)));
 
         TurnProgress progress = fold();
 

@@ -19,6 +19,7 @@ import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.StreamPayload.ItemDelta;
 import io.turnstream.model.StreamPayload.ItemDone;
 import io.turnstream.model.StreamPayload.ItemStart;
@@ -94,6 +95,7 @@ class RecordedProviderStreamsTest {
                 " Francisco", ",", " CA", ":"));
         expected.add(done(0, ItemType.MESSAGE, "Okay, let's check the weather for San Francisco, CA:", "anthropic"));
         expected.add(startCall(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
+        expected.add(pending(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
         expected.add(doneCall(1, "get_weather", "{\"location\": \"San Francisco, CA\", \"unit\": \"fahrenheit\"}",
                 "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "anthropic"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
@@ -133,6 +135,9 @@ class RecordedProviderStreamsTest {
         expected.addAll(deltas(0, "I will call the tool."));
         expected.add(done(0, ItemType.REASONING, "I will call the tool.", "anthropic"));
         expected.add(startCall(1, "test-tool", "toolu_first"));
+        expected.add(pending(1, "test-tool", "toolu_first"));
+        expected.add(new StreamPayload.ToolStatus(STEP + "-1", "toolu_first", "test-tool", ToolState.ERROR, null, null,
+                spliced));
         expected.add(new StreamPayload.ItemError(STEP + "-1", spliced));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().error()).isEqualTo(spliced);
@@ -160,6 +165,7 @@ class RecordedProviderStreamsTest {
                 new ItemStart(id(0), ItemType.MESSAGE, text, null, null, null, Origins.AGENT),
                 done(0, ItemType.MESSAGE, text, "anthropic"),
                 startCall(1, "query_database", "toolu_01PtcQuery"),
+                pending(1, "query_database", "toolu_01PtcQuery"),
                 doneCall(1, "query_database", arguments, "toolu_01PtcQuery", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().toolCalls()).containsExactly(
@@ -176,6 +182,7 @@ class RecordedProviderStreamsTest {
 
         assertThat(played.payloads()).containsExactly(
                 startCall(0, "lookup_customer", "toolu_followup"),
+                pending(0, "lookup_customer", "toolu_followup"),
                 doneCall(0, "lookup_customer", "{\"id\":\"customer_123\"}", "toolu_followup", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().assistantContent()).extracting(block -> block.path("type").asText())
@@ -275,6 +282,7 @@ class RecordedProviderStreamsTest {
 
         assertThat(played.payloads()).containsExactly(
                 startCall(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"),
+                pending(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"),
                 doneCall(0, "GetWeatherArgs", "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}",
                         "call_c91SqDXlYFuETYv8mUHzz6pp", "openai-chat"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
@@ -324,6 +332,7 @@ class RecordedProviderStreamsTest {
                 "item_delta " + STEP + "-0 x32",
                 "item_done " + STEP + "-0 reasoning",
                 "item_start " + STEP + "-1 function_call",
+                "tool_status pending",
                 "item_done " + STEP + "-1 function_call");
         assertThat(played.payloads().get(played.payloads().size() - 1)).isEqualTo(doneCall(1, "calculator",
                 "{\"a\":12,\"b\":7,\"op\":\"add\"}", "call_AB6AaRZ1FYZB2RwS6A5vbdqn", "openai"));
@@ -363,6 +372,7 @@ class RecordedProviderStreamsTest {
 
         assertThat(played.payloads()).containsExactly(
                 startCall(0, "write_sql", "call_custom_sql_001"),
+                pending(0, "write_sql", "call_custom_sql_001"),
                 doneCall(0, "write_sql", "SELECT * FROM users WHERE age > 25", "call_custom_sql_001", "openai"));
     }
 
@@ -490,6 +500,11 @@ class RecordedProviderStreamsTest {
 
     private static StreamPayload startCall(int n, String name, String callId) {
         return new ItemStart(id(n), ItemType.FUNCTION_CALL, null, name, null, callId, null);
+    }
+
+    /** A call's first status, emitted as soon as it streams. */
+    private static StreamPayload pending(int n, String name, String callId) {
+        return new StreamPayload.ToolStatus(id(n), callId, name, ToolState.PENDING, null, null, null);
     }
 
     private static StreamPayload delta(int n, String text) {

@@ -3,6 +3,7 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.Headers;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import java.io.IOException;
 import java.io.InputStream;
@@ -118,6 +119,10 @@ final class RecordedStreams implements AutoCloseable {
         ProviderClient client = new ProviderClient(http, watchdog, Duration.ofSeconds(20));
         StepOutcome outcome = client.call(adapter, new ProviderEndpoint(baseUrl, "test-key"), request, items,
                 new CancelSignal());
+        if (outcome.status() == ResponseStatus.COMPLETE) {
+            // as the agent loop does once the step is committed
+            outcome.toolCalls().forEach(call -> payloads.add(call.itemDone(providerId(adapter))));
+        }
         return new Played(name, payloads, outcome, Json.fromString(new String(server.lastRequest(name),
                 StandardCharsets.UTF_8), JsonNode.class), server.lastHeaders(name));
     }

@@ -6,6 +6,7 @@ import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.PayloadType;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
@@ -82,6 +83,17 @@ public final class TurnRecords {
     public void toolOutput(String itemId, String callId, String toolName, String output, boolean success) {
         upsert(itemId, UiItemType.TOOL_OUTPUT, output, toolName, null, callId, Json.MAPPER.getNodeFactory().textNode(output),
                 success);
+    }
+
+    /** As the topology takes back an item of a failed model call: an upsert, and a tombstone for its state. */
+    public void withdrawn(String itemId, UiItemType type) {
+        long version = versions.merge(itemId, 1L, Long::sum);
+        seq++;
+        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
+                seq, PayloadType.ITEM_UPSERT, UIUpsert.withdrawn(id, threadId, itemId, type, version, null)));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + itemId, null));
+        producer.flush();
     }
 
     public void append(String itemId, long offset, String text) {
