@@ -123,7 +123,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         format(config);
         server = new KafkaRaftServer(config, Time.SYSTEM);
         server.startup();
-        awaitReady(Duration.ofSeconds(60));
+        awaitReady(Duration.ofSeconds(180));
         if (security != null) {
             provision();
         }

@@ -28,8 +28,8 @@ import picocli.CommandLine.Spec;
             "Streams app and the topology, and the write amplification of long items. Writes",
             "results.json, results.md and PNG charts to --output. Each comparison runs the topology",
             "and its baseline alternately (--pairs times, each on fresh topics) and reports the median",
-            "and spread of the per-pair ratios. The default run takes about 15 minutes on two cores;",
-            "--only flood with --quick about one."})
+            "and spread of the per-pair ratios. The default run took 17 to 19 minutes on two shared,",
+            "loaded cores; --only flood with --quick is the quick check of one figure."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Spec

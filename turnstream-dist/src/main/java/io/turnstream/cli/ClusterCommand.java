@@ -71,7 +71,7 @@ public final class ClusterCommand implements Callable<Integer> {
                         List.of("-Xmx" + nodeHeap)));
             }
             for (NodeProcess node : running) {
-                node.awaitReady(Duration.ofSeconds(120));
+                node.awaitReady(Duration.ofSeconds(240));
             }
         } catch (IOException | IllegalStateException e) {
             stopAll.close();

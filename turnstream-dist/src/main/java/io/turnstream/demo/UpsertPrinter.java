@@ -76,21 +76,11 @@ final class UpsertPrinter implements AutoCloseable {
 
     private static String turnEvent(UITurnEvent event) {
         StringBuilder line = new StringBuilder(String.format("%-15s", event.type()));
-        if (event.modelId() != null) {
-            line.append(" model=").append(event.modelId());
-        }
-        if (event.providerId() != null) {
-            line.append(" provider=").append(event.providerId());
-        }
-        if (event.status() != null) {
-            line.append(" status=").append(event.status());
-        }
-        if (event.usage() != null) {
-            line.append(" tokens=").append(event.usage().totalTokens());
-        }
-        if (event.error() != null) {
-            line.append(" error=").append(event.error().code()).append(": ").append(event.error().message());
-        }
+        field(line, "model", event.modelId());
+        field(line, "provider", event.providerId());
+        field(line, "status", event.status());
+        field(line, "tokens", event.usage() == null ? null : event.usage().totalTokens());
+        field(line, "error", event.error() == null ? null : event.error().code() + ": " + event.error().message());
         return line.toString();
     }
 
@@ -100,32 +90,27 @@ final class UpsertPrinter implements AutoCloseable {
         if (status.toolName() != null) {
             line.append(' ').append(status.toolName());
         }
-        if (status.step() != null) {
-            line.append(" step=").append(status.step());
-        }
-        if (status.modelId() != null) {
-            line.append(" model=").append(status.modelId());
-        }
-        if (status.attempt() != null) {
-            line.append(" attempt=").append(status.attempt());
-        }
+        field(line, "step", status.step());
+        field(line, "model", status.modelId());
+        field(line, "attempt", status.attempt());
         if (status.delayMs() != null) {
             line.append(" in ").append(status.delayMs()).append(" ms");
         }
         if (status.fromModel() != null || status.toModel() != null) {
             line.append(' ').append(status.fromModel()).append(" -> ").append(status.toModel());
         }
-        if (status.contextTokens() != null) {
-            line.append(" context=").append(status.contextTokens())
-                    .append(status.contextWindow() != null ? "/" + status.contextWindow() : "");
-        }
-        if (status.usage() != null) {
-            line.append(" tokens=").append(status.usage().totalTokens());
-        }
-        if (status.error() != null) {
-            line.append(" error=").append(status.error().code()).append(": ").append(status.error().message());
-        }
+        field(line, "context", status.contextTokens() == null ? null
+                : status.contextTokens() + (status.contextWindow() != null ? "/" + status.contextWindow() : ""));
+        field(line, "tokens", status.usage() == null ? null : status.usage().totalTokens());
+        field(line, "error", status.error() == null ? null : status.error().code() + ": " + status.error().message());
         return line.toString();
+    }
+
+    /** Appends {@code " name=value"} when there is a value. */
+    private static void field(StringBuilder line, String name, Object value) {
+        if (value != null) {
+            line.append(' ').append(name).append('=').append(value);
+        }
     }
 
     private String item(UIUpsert item) {

@@ -21,7 +21,7 @@ import org.apache.kafka.common.config.TopicConfig;
  */
 public final class MultiNodeTestCluster implements AutoCloseable {
 
-    private static final Duration READY = Duration.ofSeconds(120);
+    private static final Duration READY = Duration.ofSeconds(240);
 
     private final Path dataDir;
     private final ClusterLayout layout;

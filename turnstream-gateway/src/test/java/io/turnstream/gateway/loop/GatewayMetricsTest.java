@@ -9,26 +9,32 @@ import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.runtime.PrometheusScrape;
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The gateway's latency histograms and usage counters as Prometheus scrapes them. */
 class GatewayMetricsTest {
 
-    private static PrometheusScrape scrape(PrometheusMeterRegistry registry) {
+    private final GatewayMetrics metrics = new GatewayMetrics();
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    @BeforeEach
+    void bind() {
+        metrics.bindTo(registry);
+    }
+
+    private PrometheusScrape scrape() {
         return new PrometheusScrape("text/plain", registry.scrape());
     }
 
     @Test
     void latenciesAreHistogramsInSecondsWithBuckets() {
-        GatewayMetrics metrics = new GatewayMetrics();
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        metrics.bindTo(registry);
         metrics.timeToFirstToken("anthropic", "claude-sonnet-4-5", Duration.ofMillis(420));
         metrics.step("anthropic", "claude-sonnet-4-5", ResponseStatus.COMPLETE, Duration.ofMillis(1800));
         metrics.toolCall("read_file", true, Duration.ofMillis(35));
         metrics.turn("anthropic", "acme", ResponseStatus.COMPLETE, Duration.ofSeconds(7));
 
-        PrometheusScrape scrape = scrape(registry);
+        PrometheusScrape scrape = scrape();
 
         Map<String, String> model = Map.of("provider", "anthropic", "model", "claude-sonnet-4-5");
         assertThat(scrape.sum("turnstream_gateway_time_to_first_token_seconds_count", model)).isEqualTo(1);
@@ -44,15 +50,12 @@ class GatewayMetricsTest {
 
     @Test
     void tokensAndCostAreCountedByProviderModelAndTenant() {
-        GatewayMetrics metrics = new GatewayMetrics();
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        metrics.bindTo(registry);
 
         metrics.usage("openai", "gpt-5-mini", "acme", new Usage(1000, 200, 1200, 600L, null, 50L, 0.000565));
         metrics.usage("openai", "gpt-5-mini", "acme", new Usage(400, 100, 500, null, null, null, 0.0003));
         metrics.usage("openai", "gpt-5-mini", "other", new Usage(10, 1, 11));
 
-        PrometheusScrape scrape = scrape(registry);
+        PrometheusScrape scrape = scrape();
         Map<String, String> acme = Map.of("provider", "openai", "model", "gpt-5-mini", "tenant", "acme");
         assertThat(scrape.sum("turnstream_gateway_tokens_total", with(acme, "kind", "prompt"))).isEqualTo(1400);
         assertThat(scrape.sum("turnstream_gateway_tokens_total", with(acme, "kind", "completion"))).isEqualTo(300);
@@ -66,15 +69,12 @@ class GatewayMetricsTest {
     /** Every metric the dashboard in docs/ queries is one the gateway serves. */
     @Test
     void theGrafanaDashboardQueriesMetricsTheGatewayServes() throws Exception {
-        GatewayMetrics metrics = new GatewayMetrics();
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        metrics.bindTo(registry);
         metrics.timeToFirstToken("p", "m", Duration.ofMillis(1));
         metrics.step("p", "m", ResponseStatus.COMPLETE, Duration.ofMillis(1));
         metrics.toolCall("t", true, Duration.ofMillis(1));
         metrics.turn("p", "none", ResponseStatus.COMPLETE, Duration.ofMillis(1));
         metrics.usage("p", "m", "none", new Usage(1, 1, 2, null, null, null, 0.01));
-        PrometheusScrape scrape = scrape(registry);
+        PrometheusScrape scrape = scrape();
 
         String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "grafana-dashboard.json"));
         java.util.regex.Matcher names = java.util.regex.Pattern.compile("turnstream_gateway_[a-z_]+").matcher(dashboard);
