@@ -53,7 +53,7 @@ class SimulatedAnthropicServerTest {
             assertThat(ItemInvariants.shape(payloads)).containsExactly(
                     "item_start s-0 reasoning", "item_delta s-0 x4", "item_done s-0 reasoning",
                     "item_start s-1 message", "item_delta s-1 x5", "item_done s-1 message",
-                    "item_start s-2 function_call", "item_done s-2 function_call");
+                    "item_start s-2 function_call", "tool_status pending", "item_done s-2 function_call");
             ItemInvariants.assertFinalContentIsTheStreamedText(payloads);
             ToolCallRequest call = outcome.toolCalls().get(0);
             assertThat(call.name()).isEqualTo("read_file");
@@ -113,8 +113,13 @@ class SimulatedAnthropicServerTest {
 
     private static StepOutcome call(SimulatedAnthropicServer server, List<StreamPayload> payloads) {
         ProviderClient client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, Duration.ofSeconds(10));
-        return client.call(new AnthropicMessagesAdapter(), new ProviderEndpoint(server.baseUrl(), null), request(),
-                new StepItems("s", "simulated", payloads::add), new CancelSignal());
+        StepOutcome outcome = client.call(new AnthropicMessagesAdapter(), new ProviderEndpoint(server.baseUrl(), null),
+                request(), new StepItems("s", "simulated", payloads::add), new CancelSignal());
+        if (outcome.status() == ResponseStatus.COMPLETE) {
+            // as the agent loop does once the step is committed
+            outcome.toolCalls().forEach(call -> payloads.add(call.itemDone("simulated")));
+        }
+        return outcome;
     }
 
     private static ModelRequest request() {
