@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.turnstream.cli.ExitCodes;
 import io.turnstream.cli.Main;
 import io.turnstream.model.Topics;
+import io.turnstream.runtime.CommittedReader;
 import io.turnstream.runtime.TurnstreamProcess;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.testsupport.UsesProcesses;
@@ -18,13 +19,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -71,7 +69,10 @@ class ClusterCommandTest {
             Awaitility.await("node 2 gone").atMost(Duration.ofSeconds(30)).until(() -> !nodes.get(1).isAlive());
             // two of three replicas remain: min.insync.replicas 2 still takes acks=all writes
             commit(servers, "after-kill");
-            assertThat(readCommitted(servers, 2)).containsExactly("before-kill", "after-kill");
+            try (CommittedReader reader = new CommittedReader(servers, Topics.DEFAULTS.upserts())) {
+                assertThat(reader.awaitUntil(Duration.ofSeconds(60), records -> records.size() >= 2))
+                        .extracting(ConsumerRecord::value).containsExactly("before-kill", "after-kill");
+            }
 
             cluster.terminate();
             Awaitility.await("every node stopped").atMost(Duration.ofSeconds(90))
@@ -91,26 +92,5 @@ class ClusterCommandTest {
             producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), 0, "turn-1", value));
             producer.commitTransaction();
         }
-    }
-
-    private static List<String> readCommitted(String servers, int count) {
-        Map<String, Object> config = Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(config)) {
-            consumer.assign(List.of(new org.apache.kafka.common.TopicPartition(Topics.DEFAULTS.upserts(), 0)));
-            consumer.seekToBeginning(consumer.assignment());
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (values.size() < count && System.nanoTime() < deadline) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-                    values.add(record.value());
-                }
-            }
-        }
-        return values;
     }
 }
