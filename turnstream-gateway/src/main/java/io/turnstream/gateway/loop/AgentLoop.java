@@ -6,6 +6,7 @@ import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.StepOutcome;
@@ -79,7 +80,8 @@ public final class AgentLoop implements Runnable {
     private final TurnRegistry registry;
     private final TurnPublisher producer;
     private final TurnProgress progress;
-    private final ProviderClient client;
+    private final ModelCaller client;
+    private final LoopWaits waits;
     private final GatewayMetrics metrics;
     private final LoopConfig config;
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
@@ -91,12 +93,21 @@ public final class AgentLoop implements Runnable {
     private final ContextManager context;
     /** A call of the step being awaited was denied. */
     private boolean denied;
+    /** A model step's latest {@code item_done}, not published yet (see {@link #publishStepEvent}). */
+    private StreamPayload heldBack;
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
     /** @param progress where the turn starts: at the beginning, or where another gateway left it */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
               TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config) {
+        this(turn, progress, active, registry, producer, client, LoopWaits.blocking(producer.clock()), metrics, config);
+    }
+
+    /** @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation */
+    public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
+              TurnPublisher producer, ModelCaller client, LoopWaits waits, GatewayMetrics metrics, LoopConfig config) {
+        this.waits = waits;
         this.turn = turn;
         this.progress = progress;
         this.active = active;
@@ -107,10 +118,10 @@ public final class AgentLoop implements Runnable {
         this.config = config;
         this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
-        this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                usage::addFailed, producer.clock());
+        this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publishStepEvent, active.cancel,
+                usage::addFailed, producer.clock(), waits);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
-                this::publish, active.cancel, usage::add, metrics, producer.clock());
+                this::publishTogether, active.cancel, usage::add, metrics, producer.clock());
     }
 
     @Override
@@ -184,9 +195,6 @@ public final class AgentLoop implements Runnable {
                 metrics.usage(turn.provider().name(), retry.model(), tenant(), used);
             }
             Usage stepUsage = failed ? null : used;
-            if (stepUsage != null && outcome.status() == ResponseStatus.COMPLETE) {
-                reporter.stepCompleted(step, retry.model(), stepUsage);
-            }
             ensurePublishing();
             switch (outcome.status()) {
                 case ABORTED -> {
@@ -207,8 +215,16 @@ public final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
-            producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
-                    continued));
+            // the step's held-back last event and its checkpoint commit together: a reader that sees the step
+            // complete sees its checkpoint, so a gateway that takes the turn over never calls it again
+            producer.atomically(() -> {
+                flushHeldBack();
+                if (stepUsage != null) {
+                    reporter.stepCompleted(current, retry.model(), stepUsage);
+                }
+                producer.stepDone(current, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(),
+                        outcome, continued));
+            });
             release(outcome.toolCalls());
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
@@ -310,7 +326,7 @@ public final class AgentLoop implements Runnable {
             }
             ToolRound.Input next;
             try {
-                next = inputs.poll(Math.max(0, round.deadline() - clock.millis()), TimeUnit.MILLISECONDS);
+                next = waits.next(inputs, round.deadline());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 next = new ToolRound.Input.Cancel(active.cancel.reason());
@@ -357,7 +373,12 @@ public final class AgentLoop implements Runnable {
 
     /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
     private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
-        calls.forEach(call -> endWithoutResult(call.itemId() + "-out", call, null, why));
+        calls.forEach(call -> {
+            // the call streamed whole but its item_done was held for the commit: it ends here, never released
+            publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
+                    : new StreamPayload.ItemCancelled(call.itemId()));
+            endWithoutResult(call.itemId() + "-out", call, null, why);
+        });
     }
 
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
@@ -378,14 +399,43 @@ public final class AgentLoop implements Runnable {
         if (!result.success() && (output == null || output.isNull()) && errorText != null) {
             output = TextNode.valueOf(errorText);
         }
-        publish(new StreamPayload.ItemStart(id, ItemType.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null));
-        publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.FUNCTION_CALL_OUTPUT, null, null, name, null,
-                call.callId(), output, result.success(), null)));
+        // together: a gateway that takes the turn over publishes the output again unless its item_done is there
+        publishTogether(List.of(
+                new StreamPayload.ItemStart(id, ItemType.FUNCTION_CALL_OUTPUT, null, name, null, call.callId(), null),
+                new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.FUNCTION_CALL_OUTPUT, null, null, name, null,
+                        call.callId(), output, result.success(), null))));
         String text = Json.asText(output);
         return new Conversation.ToolOutput(call.callId(), name, text == null ? "" : text, result.success());
     }
 
+    /**
+     * Publishes a model step's payload, holding back each {@code item_done} until the next payload: the
+     * step's last one goes out with its checkpoint ({@link TurnPublisher#atomically}). An item is done
+     * to a reader only when the step may be; its text is all there meanwhile.
+     */
+    private void publishStepEvent(StreamPayload payload) {
+        flushHeldBack();
+        if (payload instanceof StreamPayload.ItemDone) {
+            heldBack = payload;
+        } else {
+            publish(payload);
+        }
+    }
+
+    private void flushHeldBack() {
+        if (heldBack != null) {
+            StreamPayload held = heldBack;
+            heldBack = null;
+            publish(held);
+        }
+    }
+
+    private void publishTogether(List<StreamPayload> payloads) {
+        producer.atomically(() -> payloads.forEach(this::publish));
+    }
+
     private void publish(StreamPayload payload) {
+        flushHeldBack();
         if (stepStarted != 0 && (payload instanceof StreamPayload.ItemStart || payload instanceof StreamPayload.ItemDelta)) {
             metrics.timeToFirstToken(turn.provider().name(), retry.model(), Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;

@@ -40,7 +40,8 @@ final class ContextManager {
     private final CompactionConfig config;
     private final ConversationCompactor compactor;
     private final TurnStatusReporter status;
-    private final Consumer<StreamPayload> publish;
+    /** Publishes payloads so that they commit together. */
+    private final Consumer<List<StreamPayload>> publish;
     private final CancelSignal cancel;
     private final BiConsumer<String, Usage> usage;
     private final GatewayMetrics metrics;
@@ -50,7 +51,7 @@ final class ContextManager {
 
     /** @param usage receives what each summarisation call used, with the model that served it */
     ContextManager(AgentLoop.Turn turn, LoopConfig config, ConversationCompactor compactor,
-                   TurnStatusReporter status, Consumer<StreamPayload> publish, CancelSignal cancel,
+                   TurnStatusReporter status, Consumer<List<StreamPayload>> publish, CancelSignal cancel,
                    BiConsumer<String, Usage> usage, GatewayMetrics metrics, Clock clock) {
         this.turn = turn;
         this.config = config.compaction();
@@ -127,9 +128,11 @@ final class ContextManager {
     }
 
     private void publishSummary(String id, String summary) {
-        publish.accept(new StreamPayload.ItemStart(id, ItemType.MESSAGE, null, null, null, null, Origins.COMPACTION));
-        publish.accept(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, summary, Origins.COMPACTION,
-                null, null, null, null, null, turn.provider().name())));
+        // together: a gateway that takes the turn over names its own summary, so a half-published one would stay open
+        publish.accept(List.of(
+                new StreamPayload.ItemStart(id, ItemType.MESSAGE, null, null, null, null, Origins.COMPACTION),
+                new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, summary, Origins.COMPACTION,
+                        null, null, null, null, null, turn.provider().name()))));
     }
 
     private StepOutcome tooLong(StepOutcome outcome, String model, String why) {

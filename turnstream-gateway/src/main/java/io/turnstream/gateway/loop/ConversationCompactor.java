@@ -4,7 +4,7 @@ import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ModelRequest;
-import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.ErrorInfo;
@@ -55,10 +55,10 @@ final class ConversationCompactor {
         }
     }
 
-    private final ProviderClient client;
+    private final ModelCaller client;
     private final LoopConfig config;
 
-    ConversationCompactor(ProviderClient client, LoopConfig config) {
+    ConversationCompactor(ModelCaller client, LoopConfig config) {
         this.client = client;
         this.config = config;
     }

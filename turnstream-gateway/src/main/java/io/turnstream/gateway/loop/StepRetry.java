@@ -4,12 +4,11 @@ import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ModelRequest;
-import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.StreamPayload.Usage;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -34,7 +33,7 @@ final class StepRetry {
 
     private final AgentLoop.Turn turn;
     private final LoopConfig config;
-    private final ProviderClient client;
+    private final ModelCaller client;
     private final GatewayMetrics metrics;
     private final TurnStatusReporter status;
     private final StepItems.Sink sink;
@@ -42,6 +41,7 @@ final class StepRetry {
     private final BiConsumer<String, Usage> failedUsage;
     private final TurnProgress.Interrupted interrupted;
     private final Clock clock;
+    private final LoopWaits waits;
     private final RandomGenerator random = RandomGenerator.getDefault();
     /** The interrupted step's items: withdrawn once, then the latest call's. */
     private StepItems resumedStep;
@@ -51,10 +51,11 @@ final class StepRetry {
      * @param progress where the turn starts: the model it uses now and the step to take back, if any
      * @param failedUsage receives what each withdrawn attempt used, with the model that served it
      */
-    StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ProviderClient client,
+    StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ModelCaller client,
               GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
-              BiConsumer<String, Usage> failedUsage, Clock clock) {
+              BiConsumer<String, Usage> failedUsage, Clock clock, LoopWaits waits) {
         this.clock = clock;
+        this.waits = waits;
         this.turn = turn;
         this.config = config;
         this.client = client;
@@ -111,7 +112,7 @@ final class StepRetry {
                 LOG.warn("retrying step {} in {} ms (retry {} of {})", step, retrying.delay().toMillis(),
                         retrying.nextAttempt() - 1, config.retry().maxAttempts() - 1);
             } else if (output instanceof StepAttempts.Output.WaitUntil wait) {
-                boolean cancelled = cancel.sleep(Duration.ofMillis(Math.max(0, wait.at() - clock.millis())));
+                boolean cancelled = waits.sleepUntil(wait.at(), cancel);
                 next = attempts.on(cancelled ? new StepAttempts.Input.Cancel() : new StepAttempts.Input.Tick(clock.millis()));
             } else if (output instanceof StepAttempts.Output.Ended ended) {
                 if (ended.gaveUp() != null) {

@@ -18,6 +18,14 @@ public interface TurnPublisher {
     /** Records a completed step (see {@link TurnProgress#checkpoint}), so another gateway can go on after it. */
     CompletableFuture<Void> stepDone(int step, JsonNode checkpoint);
 
+    /**
+     * Makes {@code writes} (sends through this publisher) commit in one transaction: a step's last
+     * events and its checkpoint, so that no reader sees the one without the other.
+     */
+    default void atomically(Runnable writes) {
+        writes.run();
+    }
+
     /** The time the turn's events are stamped with. */
     Clock clock();
 }

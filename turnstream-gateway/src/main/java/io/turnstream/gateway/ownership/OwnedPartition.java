@@ -103,6 +103,17 @@ public final class OwnedPartition implements AutoCloseable {
                 return send(record);
             }
 
+            /** The commit takes the write lock: it waits until the writes are all in the open transaction. */
+            @Override
+            public void atomically(Runnable writes) {
+                lock.readLock().lock();
+                try {
+                    writes.run();
+                } finally {
+                    lock.readLock().unlock();
+                }
+            }
+
             @Override
             public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * throws: HTTP errors, broken connections, stalls and cancels all come back as a
  * {@link StepOutcome}, with open items closed. Retrying is the caller's decision.
  */
-public final class ProviderClient {
+public final class ProviderClient implements ModelCaller {
 
     private static final Logger LOG = LoggerFactory.getLogger(ProviderClient.class);
 
@@ -66,6 +66,7 @@ public final class ProviderClient {
      * it stopped, up to {@link #PAUSE_RESUMES} times. The step's items, tool calls, content and usage
      * are those of all its calls.
      */
+    @Override
     public StepOutcome call(ProviderAdapter adapter, ProviderEndpoint endpoint, ModelRequest request,
                             StepItems items, CancelSignal cancel) {
         StepOutcome outcome = callOnce(adapter, endpoint, request, items, cancel);

@@ -66,6 +66,11 @@ public final class StepItems {
         return items;
     }
 
+    /** What the step's item ids start with, e.g. {@code {runId}-s2}: it names the step. */
+    public String idPrefix() {
+        return idPrefix;
+    }
+
     public Item startMessage(String initialText) {
         return start(ItemType.MESSAGE, null, null, initialText);
     }

@@ -1,0 +1,704 @@
+package io.turnstream.gateway.loop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.ItemInvariants;
+import io.turnstream.gateway.provider.CancelSignal;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ErrorCodes;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.provider.ModelCaller;
+import io.turnstream.gateway.provider.ModelRequest;
+import io.turnstream.gateway.provider.ProviderAdapter;
+import io.turnstream.gateway.provider.ProviderEndpoint;
+import io.turnstream.gateway.provider.ResolvedProvider;
+import io.turnstream.gateway.provider.RetryPolicy;
+import io.turnstream.gateway.provider.StepItems;
+import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ItemType;
+import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.StreamPayload.Usage;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deterministic simulation of whole turns: the real {@link AgentLoop} (with {@link StepAttempts},
+ * {@link ContextManager}, {@link ToolRound}, {@code StepItems} and {@link TurnProgress}) runs against a
+ * simulated provider, tool executor, clock and Kafka log, under a fault schedule drawn from a seed:
+ * HTTP 429 with and without retry-after, 529, 500, a prompt too long, a stream broken or stalled at any
+ * event (before output, mid-text, after a whole tool block), an in-stream overload, {@code max_tokens},
+ * a fallback model or none, tool results late, missing (timeout), failed or denied, a cancel at any moment,
+ * and the owner crashing before any of its writes; the log commits at random points as the ownership loop's
+ * commit interval does, a crash aborts what was not committed, and a new owner resumes from what was
+ * ({@link TurnProgress#of}), as on a takeover. Every schedule checks the invariants (see docs/gateway.md);
+ * a failure names its seed, and {@code -Dsimulation.seed=<seed> -Dsimulation.schedules=1} replays it.
+ */
+class TurnSimulationTest {
+
+    private static final int SCHEDULES = Integer.getInteger("simulation.schedules", 10_000);
+    private static final String RUN = "run";
+    private static final String MODEL = "sim-large";
+    private static final String FALLBACK = "sim-small";
+    private static final Duration STALL = Duration.ofSeconds(30);
+    private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
+    private static final List<ToolDefinition> TOOLS = List.of(
+            new ToolDefinition("read_file", "reads", Json.MAPPER.createObjectNode()),
+            new ToolDefinition("write_file", "writes", Json.MAPPER.createObjectNode()));
+    private static final String QUIET = "io.turnstream.gateway.loop";
+    private static Level previousLevel;
+
+    /** What a schedule may draw, counted over the run. */
+    enum Fault {
+        HTTP_429_RETRY_AFTER, HTTP_429, HTTP_529, HTTP_500, PROMPT_TOO_LONG, BROKEN_BEFORE_OUTPUT, BROKEN_MID_STREAM,
+        BROKEN_AFTER_TOOL_BLOCK, STALLED, OVERLOADED_IN_STREAM, MAX_TOKENS, TOOL_CALLS, FALLBACK_MODEL, TOOL_LATE,
+        TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, CANCEL, CRASH, TAKEOVER
+    }
+
+    @BeforeAll
+    static void quiet() {
+        // 10,000 turns log their every retry and step: only errors are worth printing here
+        previousLevel = LogManager.getLogger(QUIET).getLevel();
+        Configurator.setLevel(QUIET, Level.ERROR);
+    }
+
+    @AfterAll
+    static void loud() {
+        Configurator.setLevel(QUIET, previousLevel);
+    }
+
+    @Test
+    void everyScheduleKeepsTheInvariants() {
+        long base = Long.getLong("simulation.seed", new Random().nextLong());
+        Map<Fault, Integer> drawn = new EnumMap<>(Fault.class);
+        Map<String, Integer> endings = new HashMap<>();
+        long started = System.nanoTime();
+        for (int i = 0; i < SCHEDULES; i++) {
+            long seed = base + i;
+            Schedule schedule = new Schedule(seed, drawn);
+            try {
+                endings.merge(schedule.run(), 1, Integer::sum);
+            } catch (AssertionError | RuntimeException e) {
+                if (SCHEDULES == 1) {
+                    System.out.println(schedule.trace());
+                }
+                throw new AssertionError("schedule " + seed + " broke an invariant; replay it with -Dsimulation.seed="
+                        + seed + " -Dsimulation.schedules=1: " + e.getMessage(), e);
+            }
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        System.out.printf("Turn simulation: %d schedules from seed %d in %.2f s (%.0f/s); turns ended %s; faults drawn: %s%n",
+                SCHEDULES, base, seconds, SCHEDULES / seconds, endings, drawn);
+    }
+
+    /** The owner's process dies: nothing after this runs, and what it did not commit is aborted. */
+    static final class Crash extends Error {
+        Crash() {
+            super("simulated crash", null, false, false);
+        }
+    }
+
+    /** A clock the simulation moves. */
+    static final class SimClock extends Clock {
+        long now = 1_000_000;
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public long millis() {
+            return now;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(now);
+        }
+    }
+
+    /** One record of the simulated {@code llm.raw-events} / {@code llm.turn-requests} log, in write order. */
+    /** @param ownerCalls for a checkpoint: how many model calls its owner had made when it wrote it */
+    record Entry(StreamPayload event, Integer step, JsonNode checkpoint, int owner, int ownerCalls) {
+    }
+
+    /** One model call the simulated provider answered. */
+    static final class ModelCall {
+        final int step;
+        /** What the call used: its prompt tokens, unique enough that double counting shows; 0 for a refused call. */
+        Usage usage;
+        final int owner;
+        /** The step's last item, when the call completed without tool calls. */
+        String lastItem;
+        boolean complete;
+
+        ModelCall(int step, Usage usage, int owner) {
+            this.step = step;
+            this.usage = usage;
+            this.owner = owner;
+        }
+    }
+
+    /** One seeded schedule: a turn from request to its terminal event, through crashes and takeovers. */
+    static final class Schedule {
+        private final long seed;
+        private final Random random;
+        private final Map<Fault, Integer> drawn;
+        private final SimClock clock = new SimClock();
+        private final PriorityQueue<Timed> agenda = new PriorityQueue<>();
+        private final List<Entry> log = new ArrayList<>();
+        private int committed;
+        private int atomicDepth;
+        private int owner;
+        private int writesUntilCrash = -1;
+        private TurnRegistry.ActiveTurn active;
+        private final List<ModelCall> calls = new ArrayList<>();
+        private final Map<String, Integer> executions = new HashMap<>();
+        private final Map<String, ToolResult> results = new HashMap<>();
+        private final Map<String, Long> startedAt = new HashMap<>();
+        private final Set<String> toolNeverAnswers = new HashSet<>();
+        private long cancelAt = Long.MAX_VALUE;
+        private int timers;
+        private int nextCallId;
+        private final LoopConfig config;
+        private final AgentLoop.Turn turn;
+
+        Schedule(long seed, Map<Fault, Integer> drawn) {
+            this.seed = seed;
+            this.random = new Random(seed);
+            this.drawn = drawn;
+            Properties settings = new Properties();
+            settings.setProperty("turnstream.gateway.context-window." + MODEL, "200000");
+            settings.setProperty("turnstream.gateway.context-window." + FALLBACK, "200000");
+            this.config = new LoopConfig(1024, null, new RetryPolicy(1 + random.nextInt(4), Duration.ofSeconds(1),
+                    Duration.ofSeconds(30)), TOOL_TIMEOUT, PriceTable.from(Settings.of(new Properties())),
+                    CompactionConfig.from(Settings.of(settings)),
+                    random.nextBoolean() ? LoopConfig.OnDeny.STOP : LoopConfig.OnDeny.CONTINUE);
+            String fallback = random.nextInt(3) == 0 ? null : FALLBACK;
+            if (fallback != null) {
+                count(Fault.FALLBACK_MODEL);
+            }
+            this.turn = new AgentLoop.Turn("turn", "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
+                    fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null);
+        }
+
+        /** Runs the turn to its end; returns how it ended. */
+        String run() {
+            if (random.nextInt(3) == 0) {
+                cancelAt = clock.now + random.nextInt(200_000);
+                count(Fault.CANCEL);
+            }
+            int crashes = random.nextInt(3);
+            while (true) {
+                writesUntilCrash = owner < crashes ? random.nextInt(40) : -1;
+                TurnProgress progress = owner == 0 ? TurnProgress.fresh(MODEL) : resumed();
+                if (progress.endedStatus() != null) {
+                    break;
+                }
+                TurnRegistry registry = new TurnRegistry();
+                active = registry.register(new TurnStatus("turn", "thread", RUN, TurnPhase.RUNNING));
+                if (clock.now >= cancelAt) {
+                    active.cancel.cancel("the user stopped the turn");
+                }
+                results.values().forEach(result -> at(clock.now, () -> deliver(result)));
+                try {
+                    new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(), new GatewayMetrics(),
+                            config).run();
+                    break;
+                } catch (Crash crash) {
+                    count(Fault.CRASH);
+                    abortUncommitted();
+                    owner++;
+                    count(Fault.TAKEOVER);
+                }
+            }
+            commit();
+            return check();
+        }
+
+        private TurnProgress resumed() {
+            List<TurnRequestRecord> steps = new ArrayList<>();
+            List<StreamPayload> events = new ArrayList<>();
+            TurnRequestRecord request = TurnRequestRecord.request("turn", "thread", RUN, null, 0, null);
+            for (Entry entry : log) {
+                if (entry.step() != null) {
+                    steps.add(request.stepDone(entry.step(), entry.checkpoint()));
+                } else {
+                    events.add(entry.event());
+                }
+            }
+            return TurnProgress.of(RUN, MODEL, steps, events);
+        }
+
+        // ---- the simulated Kafka log: a transaction commits at random points, never inside an atomic group
+
+        private TurnPublisher publisher() {
+            return new TurnPublisher() {
+                @Override
+                public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
+                    write(new Entry(payload, null, null, owner, 0));
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
+                    write(new Entry(null, step, checkpoint, owner,
+                            (int) calls.stream().filter(call -> call.owner == owner).count()));
+                    return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public void atomically(Runnable writes) {
+                    atomicDepth++;
+                    try {
+                        writes.run();
+                    } finally {
+                        atomicDepth--;
+                    }
+                    maybeCommit();
+                }
+
+                @Override
+                public Clock clock() {
+                    return clock;
+                }
+            };
+        }
+
+        private void write(Entry entry) {
+            if (writesUntilCrash == 0) {
+                throw new Crash();
+            }
+            writesUntilCrash--;
+            log.add(entry);
+            maybeCommit();
+        }
+
+        private void maybeCommit() {
+            if (atomicDepth == 0 && random.nextInt(4) == 0) {
+                commit();
+            }
+        }
+
+        private void commit() {
+            for (int i = committed; i < log.size(); i++) {
+                StreamPayload event = log.get(i).event();
+                if (event instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                        && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
+                    execute(done.finalItem().callId(), done.finalItem().name());
+                }
+            }
+            committed = log.size();
+        }
+
+        private void abortUncommitted() {
+            log.subList(committed, log.size()).clear();
+            agenda.clear();
+        }
+
+        // ---- the simulated tool executor: runs a call once its item_done is committed
+
+        private void execute(String callId, String name) {
+            executions.merge(callId, 1, Integer::sum);
+            long start = clock.now + random.nextInt(2_000);
+            int fate = random.nextInt(12);
+            if (fate == 0) {
+                toolNeverAnswers.add(callId);
+                count(Fault.TOOL_NEVER_ANSWERS);
+                return;
+            }
+            if (fate == 1) {
+                count(Fault.TOOL_LATE);
+                start += TOOL_TIMEOUT.toMillis() / 2;
+            }
+            long started = start;
+            at(started, () -> {
+                startedAt.put(callId, started);
+                active.started(callId).complete(started);
+            });
+            boolean denied = fate == 2 && name.equals("write_file");
+            boolean fails = fate == 3;
+            if (denied) {
+                count(Fault.TOOL_DENIED);
+            } else if (fails) {
+                count(Fault.TOOL_FAILS);
+            }
+            long done = started + random.nextInt(3_000);
+            ErrorInfo error = denied ? ErrorInfo.of(ErrorCodes.TOOL_CALL_DENIED, "the user said no")
+                    : fails ? ErrorInfo.of("TOOL_FAILED", "no such file") : null;
+            ToolResult result = new ToolResult(callId, "turn", name, error == null, TextNode.valueOf("out-" + callId),
+                    error, started, done);
+            at(done, () -> {
+                results.put(callId, result);
+                deliver(result);
+            });
+        }
+
+        private void deliver(ToolResult result) {
+            active.result(result.callId()).complete(result);
+        }
+
+        // ---- time: the loop's waits run what is scheduled until the time they wait for
+
+        record Timed(long at, int order, Runnable action) implements Comparable<Timed> {
+            @Override
+            public int compareTo(Timed other) {
+                return at != other.at ? Long.compare(at, other.at) : Integer.compare(order, other.order);
+            }
+        }
+
+        private void at(long when, Runnable action) {
+            agenda.add(new Timed(when, timers++, action));
+        }
+
+        /** Moves the clock to {@code until}, running what is due on the way and the cancel, if it falls before. */
+        private void advance(long until, java.util.function.BooleanSupplier stop) {
+            while (!stop.getAsBoolean()) {
+                Timed next = agenda.peek();
+                long cancel = active.cancel.isCancelled() ? Long.MAX_VALUE : cancelAt;
+                long due = Math.min(next == null ? Long.MAX_VALUE : next.at(), cancel);
+                if (due > until) {
+                    clock.now = Math.max(clock.now, until);
+                    return;
+                }
+                clock.now = Math.max(clock.now, due);
+                if (due == cancel) {
+                    active.cancel.cancel("the user stopped the turn");
+                } else {
+                    agenda.poll().action().run();
+                }
+            }
+        }
+
+        private LoopWaits waits() {
+            return new LoopWaits() {
+                @Override
+                public boolean sleepUntil(long at, CancelSignal cancel) {
+                    advance(at, cancel::isCancelled);
+                    return cancel.isCancelled();
+                }
+
+                @Override
+                public <T> T next(BlockingQueue<T> inputs, long deadline) {
+                    advance(deadline, () -> !inputs.isEmpty());
+                    return inputs.poll();
+                }
+            };
+        }
+
+        // ---- the simulated provider
+
+        private ModelCaller provider() {
+            return (ProviderAdapter adapter, ProviderEndpoint endpoint, ModelRequest request, StepItems items,
+                    CancelSignal cancel) -> {
+                Usage usage = new Usage(1 + random.nextInt(1_000_000), 0, 0);
+                List<Conversation.Entry> conversation = request.conversation();
+                boolean summary = !conversation.isEmpty() && conversation.get(conversation.size() - 1)
+                        instanceof Conversation.UserText text && text.text().equals(CompactionPrompts.SUMMARISE);
+                ModelCall call = new ModelCall(summary ? 0 : stepOf(items), usage, owner);
+                if (!summary) {
+                    checkNoCompletedStepIsCalledAgain(call.step);
+                }
+                calls.add(call);
+                StepOutcome outcome = summary ? summarise(items, usage) : answer(call, items, usage, cancel);
+                call.usage = outcome.usage() == null ? new Usage(0, 0, 0) : outcome.usage();
+                return outcome;
+            };
+        }
+
+        private static int stepOf(StepItems items) {
+            return Integer.parseInt(items.idPrefix().substring((RUN + "-s").length()));
+        }
+
+        private StepOutcome summarise(StepItems items, Usage usage) {
+            StepItems.Item item = items.startMessage(null);
+            item.append("the story so far");
+            item.done(null);
+            return new StepOutcome(ResponseStatus.COMPLETE, FinishReasons.STOP, usage, List.of(),
+                    Json.MAPPER.createArrayNode(), null, false, false, null, items.published());
+        }
+
+        private StepOutcome answer(ModelCall call, StepItems items, Usage usage, CancelSignal cancel) {
+            int fault = random.nextInt(20);
+            switch (fault) {
+                case 0 -> {
+                    count(Fault.HTTP_429_RETRY_AFTER);
+                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false,
+                            Duration.ofSeconds(1 + random.nextInt(40)), 0);
+                }
+                case 1 -> {
+                    count(Fault.HTTP_429);
+                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false, null, 0);
+                }
+                case 2 -> {
+                    count(Fault.HTTP_529);
+                    return StepOutcome.refused(ErrorInfo.of("overloaded_error", "busy"), true, true, null, 0);
+                }
+                case 3 -> {
+                    count(Fault.HTTP_500);
+                    return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+                }
+                case 4 -> {
+                    count(Fault.PROMPT_TOO_LONG);
+                    return StepOutcome.refused(ErrorInfo.of("invalid_request_error",
+                            "prompt is too long: 250000 tokens > 200000 maximum"), false, false, null, 0);
+                }
+                default -> {
+                    return stream(call, items, usage, cancel, fault);
+                }
+            }
+        }
+
+        /** Streams reasoning, text and maybe tool calls, breaking where the fault says. */
+        private StepOutcome stream(ModelCall call, StepItems items, Usage usage, CancelSignal cancel, int fault) {
+            int toolCalls = random.nextInt(3) == 0 ? 0 : random.nextInt(3);
+            boolean maxTokens = toolCalls == 0 && random.nextInt(4) == 0;
+            List<Runnable> events = new ArrayList<>();
+            ArrayNode content = Json.MAPPER.createArrayNode();
+            if (random.nextBoolean()) {
+                StepItems.Item[] thinking = new StepItems.Item[1];
+                events.add(() -> thinking[0] = items.startReasoning(null));
+                events.add(() -> thinking[0].append("hmm"));
+                events.add(() -> thinking[0].done(null));
+            }
+            StepItems.Item[] text = new StepItems.Item[1];
+            events.add(() -> text[0] = items.startMessage("Let "));
+            events.add(() -> text[0].append("me see."));
+            events.add(() -> text[0].done(null));
+            content.addObject().put("type", "text").put("text", "Let me see.");
+            int toolBlocksEnd = -1;
+            for (int i = 0; i < toolCalls; i++) {
+                String name = TOOLS.get(random.nextInt(TOOLS.size())).name();
+                StepItems.Item[] use = new StepItems.Item[1];
+                String callId = "call-" + nextCallId++;
+                events.add(() -> use[0] = items.startFunctionCall(name, callId));
+                events.add(() -> use[0].appendArguments("{\"path\":\"a.txt\"}"));
+                events.add(() -> use[0].done(null));
+                toolBlocksEnd = events.size();
+                content.addObject().put("type", "tool_use").put("name", name);
+            }
+            if (toolCalls > 0) {
+                count(Fault.TOOL_CALLS);
+            }
+            int breakAt = -1;
+            String error = null;
+            boolean overloaded = false;
+            if (fault == 5) {
+                count(Fault.BROKEN_BEFORE_OUTPUT);
+                breakAt = 0;
+                error = ErrorCodes.CONNECTION_FAILED;
+            } else if (fault == 6) {
+                count(Fault.BROKEN_MID_STREAM);
+                breakAt = 1 + random.nextInt(events.size() - 1);
+                error = ErrorCodes.CONNECTION_FAILED;
+            } else if (fault == 7 && toolBlocksEnd > 0) {
+                count(Fault.BROKEN_AFTER_TOOL_BLOCK);
+                breakAt = toolBlocksEnd;
+                error = ErrorCodes.CONNECTION_FAILED;
+            } else if (fault == 8) {
+                count(Fault.STALLED);
+                breakAt = random.nextInt(events.size());
+                error = ErrorCodes.STREAM_STALLED;
+            } else if (fault == 9) {
+                count(Fault.OVERLOADED_IN_STREAM);
+                breakAt = random.nextInt(events.size());
+                error = "overloaded_error";
+                overloaded = true;
+            }
+            for (int i = 0; i < events.size(); i++) {
+                advance(clock.now + 20, cancel::isCancelled);
+                if (cancel.isCancelled()) {
+                    items.cancelAll();
+                    return new StepOutcome(ResponseStatus.ABORTED, null, usage, items.toolCalls(), content, null,
+                            false, false, null, items.published());
+                }
+                if (i == breakAt) {
+                    if (error.equals(ErrorCodes.STREAM_STALLED)) {
+                        advance(clock.now + STALL.toMillis(), () -> false);
+                    }
+                    // as StreamNormalizer.fail: a failure a retry may cure withdraws when the caller will retry
+                    if (items.withdrawsOnRetryableFailure()) {
+                        items.withdraw();
+                    } else {
+                        items.failAll(ErrorInfo.of(error, "the stream failed"));
+                    }
+                    return new StepOutcome(ResponseStatus.ERROR, null, usage, items.toolCalls(), content,
+                            ErrorInfo.of(error, "the stream failed"), true, overloaded, null, items.published());
+                }
+                events.get(i).run();
+            }
+            if (maxTokens) {
+                count(Fault.MAX_TOKENS);
+            }
+            call.complete = true;
+            // a tool call's item_done waits for the checkpoint anyway: the text is the last item only without one
+            call.lastItem = toolCalls == 0 ? text[0].id() : null;
+            return new StepOutcome(ResponseStatus.COMPLETE, maxTokens ? FinishReasons.LENGTH
+                    : toolCalls > 0 ? FinishReasons.TOOL_CALLS : FinishReasons.STOP, usage, items.toolCalls(), content,
+                    null, false, false, null, items.published());
+        }
+
+        /**
+         * A step is complete to a reader once the committed log shows its last item done or its
+         * {@code step_completed} status: it must show the step's checkpoint too, so the step is never
+         * called again.
+         */
+        private void checkNoCompletedStepIsCalledAgain(int step) {
+            Set<String> lastItems = new HashSet<>();
+            calls.stream().filter(call -> call.step == step && call.lastItem != null)
+                    .forEach(call -> lastItems.add(call.lastItem));
+            boolean checkpointed = false;
+            boolean complete = false;
+            for (Entry entry : log.subList(0, committed)) {
+                StreamPayload event = entry.event();
+                if (entry.step() != null && entry.step() == step) {
+                    checkpointed = true;
+                } else if (event instanceof StreamPayload.ItemDone done && lastItems.contains(done.itemId())
+                        || event instanceof StreamPayload.TurnStatus status && Integer.valueOf(step).equals(status.step())) {
+                    complete = true;
+                }
+            }
+            assertThat(checkpointed).as("step %d is called again after its checkpoint", step).isFalse();
+            assertThat(complete).as("step %d is called again although the committed log shows it complete, "
+                    + "without its checkpoint", step).isFalse();
+        }
+
+        // ---- the invariants of the committed log
+
+        private String check() {
+            List<StreamPayload> events = new ArrayList<>();
+            Set<Integer> checkpointed = new HashSet<>();
+            for (Entry entry : log) {
+                if (entry.event() != null) {
+                    events.add(entry.event());
+                } else {
+                    checkpointed.add(entry.step());
+                }
+            }
+            ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
+            StreamPayload terminal = events.get(events.size() - 1);
+            assertThat(events.stream().filter(Schedule::terminal)).as("exactly one terminal event").hasSize(1);
+            assertThat(terminal(terminal)).as("the terminal event is the last").isTrue();
+
+            Set<String> released = new HashSet<>();
+            Map<String, Integer> outputs = new HashMap<>();
+            Set<String> withdrawnCalls = new HashSet<>();
+            Map<String, String> callOfItem = new HashMap<>();
+            for (StreamPayload event : events) {
+                if (event instanceof StreamPayload.ItemStart start && start.callId() != null
+                        && ItemType.FUNCTION_CALL.wire().equals(start.itemType())) {
+                    callOfItem.put(start.itemId(), start.callId());
+                } else if (event instanceof StreamPayload.ItemDone done && done.finalItem() != null) {
+                    if (done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
+                        released.add(done.finalItem().callId());
+                        int step = Integer.parseInt(done.itemId().split("-s")[1].split("-")[0]);
+                        assertThat(checkpointed).as("call %s runs only after its step %d is committed",
+                                done.finalItem().callId(), step).contains(step);
+                    } else if (done.finalItem().knownType() == ItemType.FUNCTION_CALL_OUTPUT) {
+                        outputs.merge(done.finalItem().callId(), 1, Integer::sum);
+                    }
+                } else if (event instanceof StreamPayload.ItemWithdrawn withdrawn
+                        && callOfItem.containsKey(withdrawn.itemId())) {
+                    withdrawnCalls.add(callOfItem.get(withdrawn.itemId()));
+                }
+            }
+            for (String call : withdrawnCalls) {
+                assertThat(executions).as("a withdrawn attempt's call %s never runs", call).doesNotContainKey(call);
+            }
+            executions.forEach((call, times) -> assertThat(times).as("call %s runs once", call).isEqualTo(1));
+            for (String call : released) {
+                assertThat(outputs.getOrDefault(call, 0)).as("call %s answered by exactly one output", call)
+                        .isEqualTo(1);
+            }
+            if (terminal instanceof StreamPayload.ResponseDone done) {
+                long counted = tokens(done.usage()) + tokens(done.failedAttemptsUsage());
+                assertThat(counted).as("usage counted once per provider call, failed attempts included")
+                        .isEqualTo(expectedTokens());
+                return done.status().wire() + (done.finishReason() == null ? "" : "/" + done.finishReason());
+            }
+            return "error/" + ((StreamPayload.ResponseError) terminal).error().code();
+        }
+
+        /**
+         * The tokens of every provider call the turn accounts for: all of the last owner's, and each
+         * crashed owner's up to its last committed checkpoint (what it used after that is lost with it).
+         */
+        private long expectedTokens() {
+            Map<Integer, Integer> accounted = new HashMap<>();
+            log.stream().filter(entry -> entry.step() != null)
+                    .forEach(entry -> accounted.merge(entry.owner(), entry.ownerCalls(), Math::max));
+            long sum = 0;
+            int[] made = new int[owner + 1];
+            for (ModelCall call : calls) {
+                made[call.owner]++;
+                if (call.owner == owner || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
+                    sum += call.usage.promptTokens();
+                }
+            }
+            return sum;
+        }
+
+        /** What happened, for a replayed schedule that failed. */
+        String trace() {
+            StringBuilder out = new StringBuilder("model calls:\n");
+            calls.forEach(call -> out.append("  owner ").append(call.owner).append(" step ").append(call.step)
+                    .append(" tokens ").append(call.usage.promptTokens()).append(call.complete ? " complete" : "")
+                    .append('\n'));
+            out.append("log (").append(committed).append(" committed):\n");
+            log.forEach(entry -> out.append("  owner ").append(entry.owner()).append(' ').append(entry.event() != null
+                    ? entry.event() : "step " + entry.step() + " " + entry.checkpoint()).append('\n'));
+            return out.toString();
+        }
+
+        private static boolean terminal(StreamPayload event) {
+            return event instanceof StreamPayload.ResponseDone || event instanceof StreamPayload.ResponseError;
+        }
+
+        private static long tokens(Usage usage) {
+            return usage == null ? 0 : usage.promptTokens();
+        }
+
+        private void count(Fault fault) {
+            drawn.merge(fault, 1, Integer::sum);
+        }
+    }
+}
