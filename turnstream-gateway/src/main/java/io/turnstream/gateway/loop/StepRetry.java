@@ -43,8 +43,9 @@ final class StepRetry {
     private final Clock clock;
     private final LoopWaits waits;
     private final RandomGenerator random = RandomGenerator.getDefault();
-    /** The interrupted step's items: withdrawn once, then the latest call's. */
-    private StepItems resumedStep;
+    /** The latest attempt's items of step {@link #lastStep}: a later call of the same step names its items after them. */
+    private StepItems lastItems;
+    private int lastStep;
     private String model;
 
     /**
@@ -101,6 +102,7 @@ final class StepRetry {
             } else if (output instanceof StepAttempts.Output.Withdrawn withdrawn) {
                 failedUsage.accept(withdrawn.model(), withdrawn.usage());
                 items = items.nextAttempt();
+                lastItems = items;
             } else if (output instanceof StepAttempts.Output.FellBack fellBack) {
                 LOG.warn("model {} failed ({}); falling back to {} for the rest of the turn", fellBack.from(),
                         fellBack.error().code(), fellBack.to());
@@ -130,18 +132,20 @@ final class StepRetry {
      */
     private StepItems firstAttemptItems(int step) {
         String ids = turn.runId() + "-s" + step;
-        if (interrupted == null || interrupted.step() != step) {
-            return new StepItems(ids, turn.provider().name(), sink);
-        }
-        if (resumedStep == null) {
+        if (lastItems == null || lastStep != step) {
+            lastStep = step;
+            if (interrupted == null || interrupted.step() != step) {
+                lastItems = new StepItems(ids, turn.provider().name(), sink);
+                return lastItems;
+            }
             LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
-            resumedStep = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
+            lastItems = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
                     interrupted.shown());
-            resumedStep.withdraw();
+            lastItems.withdraw();
         }
-        // the step may be called again (after a compaction): each call's items go on after the last call's
-        resumedStep = resumedStep.nextAttempt();
-        return resumedStep;
+        // the step is called again (after a compaction): each call's items go on after the last call's
+        lastItems = lastItems.nextAttempt();
+        return lastItems;
     }
 
 }
