@@ -247,6 +247,8 @@ class TurnSimulationTest {
                 } catch (Crash crash) {
                     count(Fault.CRASH);
                     abortUncommitted();
+                    // the next owner takes over after the session timeout, at least
+                    clock.now += 10_000 + random.nextInt(30_000);
                     owner++;
                     count(Fault.TAKEOVER);
                 }
@@ -585,14 +587,15 @@ class TurnSimulationTest {
         private void checkNoCompletedStepIsCalledAgain(int step) {
             Set<String> lastItems = new HashSet<>();
             calls.stream().filter(call -> call.step == step && call.lastItem != null)
-                    .forEach(call -> lastItems.add(call.lastItem));
+                    .forEach(call -> lastItems.add(call.owner + ":" + call.lastItem));
             boolean checkpointed = false;
             boolean complete = false;
             for (Entry entry : log.subList(0, committed)) {
                 StreamPayload event = entry.event();
                 if (entry.step() != null && entry.step() == step) {
                     checkpointed = true;
-                } else if (event instanceof StreamPayload.ItemDone done && lastItems.contains(done.itemId())
+                } else if (event instanceof StreamPayload.ItemDone done
+                        && lastItems.contains(entry.owner() + ":" + done.itemId())
                         || event instanceof StreamPayload.TurnStatus status && Integer.valueOf(step).equals(status.step())) {
                     complete = true;
                 }
