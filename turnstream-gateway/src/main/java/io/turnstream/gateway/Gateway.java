@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.api.ApprovalsApi;
 import io.turnstream.gateway.api.TurnsApi;
 import io.turnstream.gateway.chat.ChatApi;
+import io.turnstream.gateway.openai.OpenAiApi;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
@@ -107,6 +108,7 @@ public final class Gateway implements AutoCloseable {
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
             routes.add(new ChatApi(admission, startedViews));
+            routes.add(new OpenAiApi(admission, startedViews, clock));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(), config.security().maxBodyBytes(),
                     new RequestGuard(config.security(), ownership), routes);
