@@ -177,7 +177,7 @@ public final class AgentLoop implements Runnable {
                 conversation.add(awaitToolResults(awaiting.step(), executorCalls, awaiting.published()));
             }
             if (executorCalls.size() < awaiting.calls().size()) {
-                return returnToCaller(awaiting.calls());
+                return returnToCaller();
             }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
@@ -240,7 +240,7 @@ public final class AgentLoop implements Runnable {
             }
             if (executorCalls.size() < outcome.toolCalls().size()) {
                 LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step);
-                return returnToCaller(outcome.toolCalls());
+                return returnToCaller();
             }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
@@ -251,13 +251,11 @@ public final class AgentLoop implements Runnable {
     }
 
     /**
-     * Ends the turn at its client-side calls. Their arguments go out as the open call items' content
-     * (an {@code item_delta}; the provider's stream gave them to the gateway only): the topology completes
-     * the items when the turn closes, without sending them to {@code llm.tool-calls}.
+     * Ends the turn at its client-side calls. Their arguments are the open call items' content (their
+     * {@code item_delta}s, as every call's): the topology completes the items when the turn closes,
+     * without sending them to {@code llm.tool-calls}.
      */
-    private ResponseStatus returnToCaller(List<ToolCallRequest> calls) {
-        calls.stream().filter(call -> turn.clientTools().contains(call.name()))
-                .forEach(call -> publish(new StreamPayload.ItemDelta(call.itemId(), call.arguments())));
+    private ResponseStatus returnToCaller() {
         return done(FinishReasons.TOOL_CALLS);
     }
 
