@@ -213,7 +213,7 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
-     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     * the {@link RequestGuard} checks itself): {@code ctx.future(() -> turnOwnership().whenVisible(RequestGuard.tenant(ctx), turnId))}.
      */
     public TurnOwnership turnOwnership() {
         return ownership;
@@ -258,6 +258,7 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        ownership.close();
         management.close();
         partitions.close();
         runner.close();
