@@ -6,6 +6,7 @@ import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.model.Json;
 import java.util.LinkedHashMap;
@@ -34,7 +35,7 @@ public final class ApprovalsApi implements GatewayServer.Routes {
 
     private void decide(Context ctx) {
         String turnId = ctx.pathParam("turnId");
-        String callId = ctx.pathParam("callId");
+        String callId = JsonBody.requireId("the tool call id", ctx.pathParam("callId"));
         JsonNode body;
         try {
             body = Json.MAPPER.readTree(ctx.body());

@@ -108,7 +108,7 @@ public final class AgentLoop implements Runnable {
         this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                usage::addFailed);
+                usage::addFailed, producer.clock());
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }

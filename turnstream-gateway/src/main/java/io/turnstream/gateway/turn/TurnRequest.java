@@ -151,7 +151,7 @@ public record TurnRequest(String provider, String model, String threadId, String
         }
         List<Conversation.Entry> history = new ArrayList<>();
         String prompt = hasPrompt ? optional(json, "prompt") : messages(json.get("messages"), history);
-        return new TurnRequest(optional(json, "provider"), optional(json, "model"), optional(json, "threadId"),
+        return new TurnRequest(optional(json, "provider"), optional(json, "model"), JsonBody.optionalId(json, "threadId"),
                 optional(json, "system"), history, prompt, tools(json.get("tools")), maxSteps(json.get("maxSteps")),
                 optional(json, "fallbackModel"));
     }

@@ -156,7 +156,7 @@ public final class TurnViews implements AutoCloseable {
      * @param tenantId the caller's tenant: another tenant's turn is none; null when the gateway has no keys
      */
     public Optional<String> runningTurnOf(String threadId, String tenantId) {
-        return threads.latest(threadId).filter(turnId -> snapshot(turnId, null)
+        return threads.latest(tenantId, threadId).filter(turnId -> snapshot(turnId, null)
                 .filter(snapshot -> tenantId == null
                         || (snapshot.turn() != null && tenantId.equals(snapshot.turn().tenantId())))
                 .map(snapshot -> snapshot.status() == TurnPhase.RUNNING).orElse(false));
