@@ -64,7 +64,12 @@ public final class RequestGuard implements GatewayServer.Routes {
         }
         String turnId = turnIdOf(ctx.path());
         if (turnId != null) {
-            ownership.require(tenant(ctx), JsonBody.requireId("the turn id", turnId));
+            JsonBody.requireId("the turn id", turnId);
+            if (!ownership.visibleNow(tenant(ctx), turnId)) {
+                // the route runs once the future completes; the wait holds no request thread
+                String caller = tenant(ctx);
+                ctx.future(() -> ownership.whenVisible(caller, turnId));
+            }
         }
     }
 
