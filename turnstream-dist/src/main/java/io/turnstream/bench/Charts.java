@@ -34,7 +34,7 @@ final class Charts {
     static void write(BenchResults results, Path dir) throws IOException {
         System.setProperty("java.awt.headless", "true");
         List<Figure> ratios = results.figures().stream()
-                .filter(f -> f.unit().equals(Figures.RATIO) && f.spread().runs() > 1).toList();
+                .filter(f -> f.name().contains(Figures.TO_BASELINE) && f.spread().runs() > 1).toList();
         if (!ratios.isEmpty()) {
             save(spread(ratios), dir.resolve(SPREAD_PNG));
         }

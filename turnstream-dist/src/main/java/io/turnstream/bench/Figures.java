@@ -26,6 +26,8 @@ final class Figures {
 
     static final String RATIO = "x";
     static final String COUNT = "";
+    /** What the name of every ratio of the topology to a baseline contains. */
+    static final String TO_BASELINE = "topology / ";
     static final String FLOOD_VS_PASS_THROUGH = "flood throughput, topology / pass-through Streams";
     static final String FLOOD_CPU_VS_PASS_THROUGH = "flood CPU per event, topology / pass-through Streams";
     static final String CHANGELOG_RECORDS = "changelog bytes / content bytes, records, worst length";
