@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.api.ApprovalsApi;
 import io.turnstream.gateway.api.TurnsApi;
 import io.turnstream.gateway.chat.ChatApi;
+import io.turnstream.gateway.openai.OpenAiApi;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
@@ -107,6 +108,7 @@ public final class Gateway implements AutoCloseable {
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
             routes.add(new ChatApi(admission, startedViews));
+            routes.add(new OpenAiApi(admission, startedViews, clock));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(), config.security().maxBodyBytes(),
                     new RequestGuard(config.security(), ownership), routes);
@@ -206,7 +208,7 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
-     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     * the {@link RequestGuard} checks itself): {@code ctx.future(() -> turnOwnership().whenVisible(RequestGuard.tenant(ctx), turnId))}.
      */
     public TurnOwnership turnOwnership() {
         return ownership;
@@ -251,6 +253,7 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        ownership.close();
         management.close();
         partitions.close();
         runner.close();

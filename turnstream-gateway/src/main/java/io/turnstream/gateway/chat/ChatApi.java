@@ -5,6 +5,7 @@ import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.api.TurnStarter;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.StreamPosition;
@@ -47,7 +48,8 @@ public final class ChatApi implements GatewayServer.Routes {
     }
 
     private void resume(Context ctx) throws IOException {
-        Optional<String> running = views.runningTurnOf(ctx.pathParam("chatId"), RequestGuard.tenant(ctx));
+        Optional<String> running = views.runningTurnOf(
+                JsonBody.requireId("the chat id", ctx.pathParam("chatId")), RequestGuard.tenant(ctx));
         if (running.isEmpty()) {
             ctx.status(204);
             return;

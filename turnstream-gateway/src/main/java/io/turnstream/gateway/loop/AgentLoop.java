@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -52,11 +53,19 @@ public final class AgentLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
     private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(60);
 
-    /** Everything a turn needs to know, resolved and validated. */
+    /**
+     * Everything a turn needs to know, resolved and validated.
+     *
+     * @param prompt null when the conversation ends with a client-side tool's result
+     * @param clientTools names of the offered tools the caller runs itself: the turn ends at a call of one
+     */
     public record Turn(String turnId, String threadId, String runId, ResolvedProvider provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
                 List<ToolDefinition> tools, int maxSteps, TraceContext trace,
-                String tenantId) {
+                String tenantId, Set<String> clientTools) {
+        public Turn {
+            clientTools = Set.copyOf(clientTools);
+        }
     }
 
     /** The turn ended early; the terminal event is already published. */
@@ -108,7 +117,7 @@ public final class AgentLoop implements Runnable {
         this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                usage::addFailed);
+                usage::addFailed, producer.clock());
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -162,8 +171,14 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
-            release(awaiting.unreleased());
-            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+            release(executorCalls(awaiting.unreleased()));
+            List<ToolCallRequest> executorCalls = executorCalls(awaiting.calls());
+            if (!executorCalls.isEmpty()) {
+                conversation.add(awaitToolResults(awaiting.step(), executorCalls, awaiting.published()));
+            }
+            if (executorCalls.size() < awaiting.calls().size()) {
+                return returnToCaller(awaiting.calls());
+            }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
             }
@@ -209,7 +224,8 @@ public final class AgentLoop implements Runnable {
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
             producer.stepDone(step, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(), outcome,
                     continued));
-            release(outcome.toolCalls());
+            List<ToolCallRequest> executorCalls = executorCalls(outcome.toolCalls());
+            release(executorCalls);
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
                 reporter.continuing();
@@ -219,13 +235,30 @@ public final class AgentLoop implements Runnable {
             if (outcome.toolCalls().isEmpty()) {
                 return done(outcome.finishReason());
             }
-            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+            if (!executorCalls.isEmpty()) {
+                conversation.add(awaitToolResults(step, executorCalls, Map.of()));
+            }
+            if (executorCalls.size() < outcome.toolCalls().size()) {
+                LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step);
+                return returnToCaller(outcome.toolCalls());
+            }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
             }
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
+    }
+
+    /**
+     * Ends the turn at its client-side calls. Their arguments go out as the open call items' content
+     * (an {@code item_delta}; the provider's stream gave them to the gateway only): the topology completes
+     * the items when the turn closes, without sending them to {@code llm.tool-calls}.
+     */
+    private ResponseStatus returnToCaller(List<ToolCallRequest> calls) {
+        calls.stream().filter(call -> turn.clientTools().contains(call.name()))
+                .forEach(call -> publish(new StreamPayload.ItemDelta(call.itemId(), call.arguments())));
+        return done(FinishReasons.TOOL_CALLS);
     }
 
     private ResponseStatus done(String finishReason) {
@@ -243,7 +276,7 @@ public final class AgentLoop implements Runnable {
 
     private void publishUserPrompt() {
         String id = turn.runId() + "-user-prompt";
-        if (progress.promptDone()) {
+        if (progress.promptDone() || turn.prompt() == null) {
             return;
         }
         if (!progress.promptStarted()) {
@@ -252,6 +285,15 @@ public final class AgentLoop implements Runnable {
         }
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, turn.prompt(), Origins.USER,
                 null, null, null, null, null, null)));
+    }
+
+    /**
+     * The calls the tool executor runs: all but those of client-side tools, which get no {@code item_done}
+     * (so never reach {@code llm.tool-calls}; the topology completes them when the turn closes) and are
+     * answered by the caller's next request.
+     */
+    private List<ToolCallRequest> executorCalls(List<ToolCallRequest> calls) {
+        return calls.stream().filter(call -> !turn.clientTools().contains(call.name())).toList();
     }
 
     /**

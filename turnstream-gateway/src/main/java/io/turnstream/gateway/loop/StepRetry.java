@@ -3,21 +3,24 @@ package io.turnstream.gateway.loop;
 import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
-import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ModelRequest;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
-import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
+import java.util.random.RandomGenerator;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One step's model call, recovered where it can be: a transient failure (rate limit, overload,
+ * The shell that runs a step's {@link StepAttempts}: makes its model calls over HTTP, waits its
+ * backoffs (a cancel cuts them short), publishes its statuses and counts its metrics. One step's model call, recovered where it can be: a transient failure (rate limit, overload,
  * broken or stalled stream) is retried with backoff within the retry budget, also after output has
  * started: every item the failed attempt showed, open or done, is withdrawn ({@code item_withdrawn}:
  * its function calls never run, see {@link StepItems}) and the next attempt streams new items of the
@@ -38,6 +41,8 @@ final class StepRetry {
     private final CancelSignal cancel;
     private final BiConsumer<String, Usage> failedUsage;
     private final TurnProgress.Interrupted interrupted;
+    private final Clock clock;
+    private final RandomGenerator random = RandomGenerator.getDefault();
     /** The interrupted step's items: withdrawn once, then the latest call's. */
     private StepItems resumedStep;
     private String model;
@@ -48,7 +53,8 @@ final class StepRetry {
      */
     StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ProviderClient client,
               GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
-              BiConsumer<String, Usage> failedUsage) {
+              BiConsumer<String, Usage> failedUsage, Clock clock) {
+        this.clock = clock;
         this.turn = turn;
         this.config = config;
         this.client = client;
@@ -68,55 +74,52 @@ final class StepRetry {
 
     StepOutcome call(int step, List<Conversation.Entry> conversation) {
         StepItems items = firstAttemptItems(step);
-        for (int attempt = 1; ; attempt++) {
-            items.withdrawOnRetryableFailure(attempt < config.retry().maxAttempts() || canFallBack());
-            ModelRequest request = new ModelRequest(model, turn.system(), conversation, turn.tools(),
-                    config.maxTokens(), config.thinkingBudget());
-            metrics.increment(Counter.MODEL_CALLS);
-            status.callStarting(attempt);
-            StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items, cancel);
-            if (outcome.status() != ResponseStatus.ERROR) {
-                return outcome;
-            }
-            metrics.increment(Counter.PROVIDER_ERRORS);
-            boolean stalled = ErrorCodes.STREAM_STALLED.equals(outcome.error().code());
-            if (stalled) {
+        StepAttempts attempts = new StepAttempts(model, turn.fallbackModel(), config.retry(), random);
+        Deque<StepAttempts.Output> todo = new ArrayDeque<>(attempts.start());
+        while (true) {
+            StepAttempts.Output output = todo.remove();
+            List<StepAttempts.Output> next = List.of();
+            if (output instanceof StepAttempts.Output.Call call) {
+                model = call.model();
+                items.withdrawOnRetryableFailure(call.withdrawOnFailure());
+                metrics.increment(Counter.MODEL_CALLS);
+                status.callStarting(call.attempt());
+                ModelRequest request = new ModelRequest(model, turn.system(), conversation, turn.tools(),
+                        config.maxTokens(), config.thinkingBudget());
+                StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
+                        cancel);
+                next = attempts.on(new StepAttempts.Input.AttemptEnded(outcome, items.withdrawn(), cancel.isCancelled(),
+                        clock.millis()));
+            } else if (output instanceof StepAttempts.Output.Failed failed) {
+                metrics.increment(Counter.PROVIDER_ERRORS);
+                LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, failed.attempt(), failed.model(),
+                        failed.error().code(), failed.error().message());
+            } else if (output instanceof StepAttempts.Output.Stalled stalled) {
                 metrics.increment(Counter.STALLS);
-                status.stalled(outcome.error());
-            }
-            LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, attempt, model, outcome.error().code(),
-                    outcome.error().message());
-            boolean recoverable = outcome.retryable() && (outcome.itemsPublished() == 0 || items.withdrawn());
-            if (!recoverable || cancel.isCancelled()) {
-                return outcome;
-            }
-            failedUsage.accept(model, outcome.usage());
-            items = items.nextAttempt();
-            if ((outcome.overloaded() || stalled) && canFallBack()) {
-                LOG.warn("model {} is {}; falling back to {} for the rest of the turn", model,
-                        stalled ? "stalled" : "overloaded", turn.fallbackModel());
+                status.stalled(stalled.error());
+            } else if (output instanceof StepAttempts.Output.Withdrawn withdrawn) {
+                failedUsage.accept(withdrawn.model(), withdrawn.usage());
+                items = items.nextAttempt();
+            } else if (output instanceof StepAttempts.Output.FellBack fellBack) {
+                LOG.warn("model {} failed ({}); falling back to {} for the rest of the turn", fellBack.from(),
+                        fellBack.error().code(), fellBack.to());
                 metrics.increment(Counter.FALLBACKS);
-                status.fallback(model, turn.fallbackModel(), outcome.error());
-                model = turn.fallbackModel();
-                continue;
+                status.fallback(fellBack.from(), fellBack.to(), fellBack.error());
+            } else if (output instanceof StepAttempts.Output.Retrying retrying) {
+                metrics.increment(Counter.RETRIES);
+                status.retrying(retrying.nextAttempt(), retrying.delay(), retrying.error());
+                LOG.warn("retrying step {} in {} ms (retry {} of {})", step, retrying.delay().toMillis(),
+                        retrying.nextAttempt() - 1, config.retry().maxAttempts() - 1);
+            } else if (output instanceof StepAttempts.Output.WaitUntil wait) {
+                boolean cancelled = cancel.sleep(Duration.ofMillis(Math.max(0, wait.at() - clock.millis())));
+                next = attempts.on(cancelled ? new StepAttempts.Input.Cancel() : new StepAttempts.Input.Tick(clock.millis()));
+            } else if (output instanceof StepAttempts.Output.Ended ended) {
+                if (ended.gaveUp() != null) {
+                    LOG.warn("step {}: {}", step, ended.gaveUp());
+                }
+                return ended.outcome();
             }
-            if (attempt >= config.retry().maxAttempts()) {
-                LOG.warn("giving up on step {} after {} attempts", step, attempt);
-                return outcome;
-            }
-            Duration delay = config.retry().delay(attempt, outcome.retryAfter());
-            if (delay == null) {
-                LOG.warn("the provider asks to retry after {} s, longer than the {} s we wait; giving up",
-                        outcome.retryAfter().toSeconds(), config.retry().maxDelay().toSeconds());
-                return outcome;
-            }
-            metrics.increment(Counter.RETRIES);
-            status.retrying(attempt + 1, delay, outcome.error());
-            LOG.warn("retrying step {} in {} ms (retry {} of {})", step, delay.toMillis(), attempt,
-                    config.retry().maxAttempts() - 1);
-            if (cancel.sleep(delay)) {
-                return StepOutcome.abortedBeforeStream();
-            }
+            todo.addAll(next);
         }
     }
 
@@ -140,7 +143,4 @@ final class StepRetry {
         return resumedStep;
     }
 
-    private boolean canFallBack() {
-        return turn.fallbackModel() != null && !turn.fallbackModel().equals(model);
-    }
 }

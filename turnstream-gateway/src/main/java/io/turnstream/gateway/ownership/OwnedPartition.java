@@ -3,6 +3,7 @@ package io.turnstream.gateway.ownership;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
@@ -106,7 +107,7 @@ public final class OwnedPartition implements AutoCloseable {
             @Override
             public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
-                        partition.partition(), request.threadId(),
+                        partition.partition(), ScopedIds.threadKey(request.tenantId(), request.threadId()),
                         format.write(topics.turnRequests(), request.stepDone(step, checkpoint)));
                 trace.addTo(record.headers());
                 return send(record);

@@ -2,6 +2,7 @@ package io.turnstream.gateway.provider;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
 
 /**
  * When to call a provider again after a transient failure: exponential backoff with jitter, or
@@ -27,13 +28,18 @@ public record RetryPolicy(int maxAttempts, Duration baseDelay, Duration maxDelay
      * @return the delay, or null when the provider asked for longer than {@code maxDelay}
      */
     public Duration delay(int retry, Duration retryAfter) {
+        return delay(retry, retryAfter, ThreadLocalRandom.current());
+    }
+
+    /** {@link #delay(int, Duration)} with the jitter drawn from {@code random}: seeded in a simulation. */
+    public Duration delay(int retry, Duration retryAfter, RandomGenerator random) {
         if (retryAfter != null) {
             return retryAfter.compareTo(maxDelay) > 0 ? null : retryAfter;
         }
         long exponential = baseDelay.toMillis() << Math.min(retry - 1, 30);
         long capped = Math.min(Math.max(exponential, 0), maxDelay.toMillis());
         // "equal jitter": at least half the backoff, so retries never bunch up at zero
-        long jittered = capped / 2 + ThreadLocalRandom.current().nextLong(capped / 2 + 1);
+        long jittered = capped / 2 + random.nextLong(capped / 2 + 1);
         return Duration.ofMillis(jittered);
     }
 }

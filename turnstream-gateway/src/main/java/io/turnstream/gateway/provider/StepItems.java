@@ -202,14 +202,22 @@ public final class StepItems {
             return content.toString();
         }
 
-        /** Accumulates a function call's argument JSON; not streamed, the contract carries it in {@code item_done}. */
+        /**
+         * Streams a fragment of a function call's argument JSON as an {@code item_delta} (so clients see
+         * the input as it is written: the topology's appends, {@code /api/chat}'s
+         * {@code tool-input-delta}); the whole arguments are still what its {@code item_done} carries.
+         */
         public void appendArguments(String fragment) {
-            if (fragment != null) {
-                arguments.append(fragment);
+            if (fragment == null || fragment.isEmpty()) {
+                return;
+            }
+            arguments.append(fragment);
+            if (isOpen()) {
+                emit(new StreamPayload.ItemDelta(id, fragment));
             }
         }
 
-        /** The provider's own complete arguments, which win over the accumulated fragments. */
+        /** The provider's own complete arguments, which win over the streamed fragments in {@code item_done}. */
         public void replaceArguments(String complete) {
             arguments.setLength(0);
             arguments.append(complete);

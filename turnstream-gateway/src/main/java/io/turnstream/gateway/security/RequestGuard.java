@@ -6,6 +6,7 @@ import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.model.Json;
 import java.io.IOException;
 import java.util.Iterator;
@@ -63,7 +64,12 @@ public final class RequestGuard implements GatewayServer.Routes {
         }
         String turnId = turnIdOf(ctx.path());
         if (turnId != null) {
-            ownership.require(tenant(ctx), turnId);
+            JsonBody.requireId("the turn id", turnId);
+            if (!ownership.visibleNow(tenant(ctx), turnId)) {
+                // the route runs once the future completes; the wait holds no request thread
+                String caller = tenant(ctx);
+                ctx.future(() -> ownership.whenVisible(caller, turnId));
+            }
         }
     }
 
