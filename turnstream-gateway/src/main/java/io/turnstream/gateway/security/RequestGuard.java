@@ -27,7 +27,8 @@ public final class RequestGuard implements GatewayServer.Routes {
     /** Paths whose next segment is a turn id: the turn must be the caller's. */
     private static final String TURN_PATH = "/v1/turns/";
     private static final Set<HandlerType> WITH_BODY = Set.of(HandlerType.POST, HandlerType.PUT, HandlerType.PATCH);
-    private static final String ALLOWED_HEADERS = "Authorization, Content-Type, Last-Event-ID";
+    private static final String ALLOWED_HEADERS = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key, "
+            + "x-turnstream-thread-id";
     /** Host names only this machine answers to; a name such as 127.example.com is not one of them. */
     private static final Pattern LOOPBACK_HOST = Pattern.compile("localhost|127(\\.\\d{1,3}){3}|\\[::1\\]");
 
@@ -91,7 +92,8 @@ public final class RequestGuard implements GatewayServer.Routes {
         }
         ctx.header("Access-Control-Allow-Origin", origin);
         ctx.header("Vary", "Origin");
-        ctx.header("Access-Control-Expose-Headers", "Retry-After");
+        ctx.header("Access-Control-Expose-Headers", "Retry-After, traceparent, Idempotent-Replayed, x-turnstream-turn-id, "
+                + "x-turnstream-thread-id");
         if (!preflight) {
             return false;
         }
