@@ -598,6 +598,27 @@ class GatewayTurnsTest {
         }
     }
 
+    @Test
+    void aRetriedPostWithItsIdempotencyKeyGetsTheSameTurnAndAnotherBodyIs422() throws Exception {
+        String body = "{\"prompt\": \"Hello once\", \"tools\": []}";
+        HttpResponse<String> first = postWithKey(body, "retry-1");
+        HttpResponse<String> retried = postWithKey(body, "retry-1");
+
+        assertThat(first.statusCode()).isEqualTo(202);
+        assertThat(retried.statusCode()).isEqualTo(202);
+        assertThat(Json.fromString(retried.body(), JsonNode.class).get("turnId"))
+                .isEqualTo(Json.fromString(first.body(), JsonNode.class).get("turnId"));
+        assertThat(retried.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertRefused(postWithKey("{\"prompt\": \"Hello twice\", \"tools\": []}", "retry-1"), 422,
+                "Idempotency-Key 'retry-1' was used for a different request");
+    }
+
+    private static HttpResponse<String> postWithKey(String body, String key) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/v1/turns"))
+                .header("content-type", "application/json").header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     private static void assertRefused(HttpResponse<String> response, int status, String messageStart) {
         assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
         assertThat(Json.fromString(response.body(), JsonNode.class).get("error").asText()).contains(messageStart);

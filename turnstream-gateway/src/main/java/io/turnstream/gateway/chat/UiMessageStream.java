@@ -91,6 +91,12 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     @Override
+    public void fellBehind(SseClient client, String message) {
+        send(client, chunk("error").put("errorText", message));
+        client.sendData("[DONE]");
+    }
+
+    @Override
     public void close(SseClient client) {
         client.sendData("[DONE]");
     }

@@ -177,7 +177,7 @@ public final class AgentLoop implements Runnable {
                 conversation.add(awaitToolResults(awaiting.step(), executorCalls, awaiting.published()));
             }
             if (executorCalls.size() < awaiting.calls().size()) {
-                return returnToCaller();
+                return done(FinishReasons.TOOL_CALLS);
             }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
@@ -240,7 +240,7 @@ public final class AgentLoop implements Runnable {
             }
             if (executorCalls.size() < outcome.toolCalls().size()) {
                 LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step);
-                return returnToCaller();
+                return done(FinishReasons.TOOL_CALLS);
             }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
@@ -248,15 +248,6 @@ public final class AgentLoop implements Runnable {
         }
         LOG.info("turn reached its limit of {} steps", turn.maxSteps());
         return done(FinishReasons.MAX_STEPS);
-    }
-
-    /**
-     * Ends the turn at its client-side calls. Their arguments are the open call items' content (their
-     * {@code item_delta}s, as every call's): the topology completes the items when the turn closes,
-     * without sending them to {@code llm.tool-calls}.
-     */
-    private ResponseStatus returnToCaller() {
-        return done(FinishReasons.TOOL_CALLS);
     }
 
     private ResponseStatus done(String finishReason) {
@@ -287,8 +278,8 @@ public final class AgentLoop implements Runnable {
 
     /**
      * The calls the tool executor runs: all but those of client-side tools, which get no {@code item_done}
-     * (so never reach {@code llm.tool-calls}; the topology completes them when the turn closes) and are
-     * answered by the caller's next request.
+     * (so never reach {@code llm.tool-calls}; the topology completes them, with their streamed arguments,
+     * when the turn closes) and are answered by the caller's next request.
      */
     private List<ToolCallRequest> executorCalls(List<ToolCallRequest> calls) {
         return calls.stream().filter(call -> !turn.clientTools().contains(call.name())).toList();

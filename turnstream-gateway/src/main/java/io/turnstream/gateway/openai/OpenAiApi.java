@@ -3,15 +3,13 @@ package io.turnstream.gateway.openai;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
-import io.turnstream.gateway.api.TurnStarter;
+import io.turnstream.gateway.api.TurnStarts;
 import io.turnstream.gateway.http.GatewayServer;
-import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.StreamPosition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
-import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.time.Clock;
 
@@ -31,11 +29,11 @@ public final class OpenAiApi implements GatewayServer.Routes {
     public static final String TURN_ID_HEADER = "x-turnstream-turn-id";
     public static final String THREAD_ID_HEADER = "x-turnstream-thread-id";
 
-    private final TurnStarter starter;
+    private final TurnStarts starter;
     private final TurnViews views;
     private final Clock clock;
 
-    public OpenAiApi(TurnStarter starter, TurnViews views, Clock clock) {
+    public OpenAiApi(TurnStarts starter, TurnViews views, Clock clock) {
         this.starter = starter;
         this.views = views;
         this.clock = clock;
@@ -80,9 +78,7 @@ public final class OpenAiApi implements GatewayServer.Routes {
     }
 
     private TurnStatus start(Context ctx, OpenAiRequest request) {
-        TraceContext trace = TraceContext.fromHttp(ctx::header);
-        TurnStatus turn = starter.startTurn(request.turn(), RequestGuard.tenant(ctx), trace);
-        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
+        TurnStatus turn = starter.start(ctx, request.turn());
         ctx.header(TURN_ID_HEADER, turn.turnId());
         ctx.header(THREAD_ID_HEADER, turn.threadId());
         return turn;

@@ -220,10 +220,19 @@ public final class StepItems {
             }
         }
 
-        /** The provider's own complete arguments, which win over the streamed fragments in {@code item_done}. */
+        /**
+         * The provider's own complete arguments, which win over the streamed fragments in {@code item_done}.
+         * Arguments that come only whole are streamed as one fragment: a client-side call, which gets no
+         * {@code item_done}, is completed by the topology from what was streamed.
+         */
         public void replaceArguments(String complete) {
+            boolean nothingStreamed = arguments.isEmpty();
             arguments.setLength(0);
-            arguments.append(complete);
+            if (nothingStreamed) {
+                appendArguments(complete);
+            } else {
+                arguments.append(complete);
+            }
         }
 
         public String arguments() {

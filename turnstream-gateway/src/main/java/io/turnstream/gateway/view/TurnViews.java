@@ -66,7 +66,8 @@ public final class TurnViews implements AutoCloseable {
                 return size() > config.maxBufferedTurns() && eldest.getValue().idle();
             }
         };
-        this.sender = Executors.newFixedThreadPool(4, daemon("turnstream-sse-sender-"));
+        // a thread per client blocked on a write, not a few shared ones (see SseSubscriber); idle ones end
+        this.sender = Executors.newCachedThreadPool(daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
                 threads::record);

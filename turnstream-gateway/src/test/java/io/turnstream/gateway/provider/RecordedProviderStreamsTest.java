@@ -169,7 +169,7 @@ class RecordedProviderStreamsTest {
                 done(0, ItemType.MESSAGE, text, "anthropic"),
                 startCall(1, "query_database", "toolu_01PtcQuery"),
                 pending(1, "query_database", "toolu_01PtcQuery"),
-                delta(1, arguments),
+                new ItemDelta(id(1), arguments), // whole arguments stream as one fragment
                 doneCall(1, "query_database", arguments, "toolu_01PtcQuery", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().toolCalls()).containsExactly(
@@ -187,7 +187,7 @@ class RecordedProviderStreamsTest {
         assertThat(played.payloads()).containsExactly(
                 startCall(0, "lookup_customer", "toolu_followup"),
                 pending(0, "lookup_customer", "toolu_followup"),
-                delta(0, "{\"id\":\"customer_123\"}"),
+                new ItemDelta(id(0), "{\"id\":\"customer_123\"}"),
                 doneCall(0, "lookup_customer", "{\"id\":\"customer_123\"}", "toolu_followup", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().assistantContent()).extracting(block -> block.path("type").asText())
