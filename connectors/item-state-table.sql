@@ -3,7 +3,8 @@
 CREATE TABLE IF NOT EXISTS turnstream_item_state (
     turn_id           TEXT        NOT NULL,
     item_id           TEXT        NOT NULL,
-    thread_id         TEXT,
+    tenant_id         TEXT,                  -- the turn's tenant; NULL for a gateway without API keys
+    thread_id         TEXT,                  -- as the tenant named it: (tenant_id, thread_id) is the thread
     event_type        TEXT        NOT NULL,  -- item_upsert | turn_started | turn_completed | turn_error
     item_type         TEXT,                  -- message | reasoning | tool_call | tool_output | error
     change_type       TEXT,                  -- created | updated | completed
@@ -29,4 +30,7 @@ CREATE TABLE IF NOT EXISTS turnstream_item_state (
     PRIMARY KEY (turn_id, item_id)
 );
 
-CREATE INDEX IF NOT EXISTS turnstream_item_state_thread ON turnstream_item_state (thread_id, turn_id);
+-- A table created before rows carried their tenant gets the column; its old index is replaced.
+ALTER TABLE turnstream_item_state ADD COLUMN IF NOT EXISTS tenant_id TEXT;
+DROP INDEX IF EXISTS turnstream_item_state_thread;
+CREATE INDEX IF NOT EXISTS turnstream_item_state_tenant_thread ON turnstream_item_state (tenant_id, thread_id, turn_id);

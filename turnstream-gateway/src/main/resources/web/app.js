@@ -142,7 +142,9 @@ function turnView(turnId) {
     if (!applyAppend(a)) return;
     // before the item's first upsert the text is only kept: the upsert tells what kind of item it is
     const node = section.querySelector(`[data-item-id="${CSS.escape(a.itemId)}"]`);
-    const content = node && node.querySelector(".content");
+    // a tool call's arguments have appends too; its element shows the parsed arguments of its upsert
+    const showsText = node && (node.classList.contains("message") || node.classList.contains("reasoning"));
+    const content = showsText && node.querySelector(".content");
     if (!content) return;
     content.textContent = textOf(a.itemId).text;
     node.dataset.appends = String(textOf(a.itemId).appends);

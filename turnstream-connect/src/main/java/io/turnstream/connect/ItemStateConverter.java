@@ -41,6 +41,7 @@ public final class ItemStateConverter implements Converter {
     public static final Schema ROW = SchemaBuilder.struct().name("io.turnstream.ItemStateRow").version(1)
             .field("turn_id", Schema.STRING_SCHEMA)
             .field("item_id", Schema.STRING_SCHEMA)
+            .field("tenant_id", Schema.OPTIONAL_STRING_SCHEMA)
             .field("thread_id", Schema.OPTIONAL_STRING_SCHEMA)
             .field("event_type", Schema.STRING_SCHEMA)
             .field("item_type", Schema.OPTIONAL_STRING_SCHEMA)
@@ -114,6 +115,7 @@ public final class ItemStateConverter implements Converter {
     public static Struct row(UpsertEnvelope envelope) {
         Struct row = new Struct(ROW)
                 .put("turn_id", envelope.turnId())
+                .put("tenant_id", envelope.tenantId())
                 .put("event_type", envelope.payload().type().wire())
                 .put("seq", envelope.seq())
                 .put("event_id", envelope.eventId())

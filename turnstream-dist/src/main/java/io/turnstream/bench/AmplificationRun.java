@@ -44,15 +44,18 @@ final class AmplificationRun {
         this.progress = progress;
     }
 
+    /** Every run, {@code config.amplificationRuns()} of them, each on fresh topics and fresh apps. */
     List<Amplification> run() throws Exception {
         List<Amplification> results = new ArrayList<>();
-        results.addAll(gradient("seed", 0));
-        results.addAll(gradient("growth-" + config.growthFraction(), config.growthFraction()));
+        for (int run = 1; run <= config.amplificationRuns(); run++) {
+            results.addAll(gradient(run, "seed", 0));
+            results.addAll(gradient(run, "growth-" + config.growthFraction(), config.growthFraction()));
+        }
         return results;
     }
 
-    private List<Amplification> gradient(String name, double growthFraction) throws Exception {
-        String phase = "amp-" + (growthFraction == 0 ? "seed" : "growth");
+    private List<Amplification> gradient(int run, String name, double growthFraction) throws Exception {
+        String phase = "amp-" + (growthFraction == 0 ? "seed" : "growth") + "-r" + run;
         String appId = "bench-" + phase;
         Topics topics = cluster.createTopics(phase);
         Map<String, long[]> upsertBytes = new ConcurrentHashMap<>();
@@ -76,7 +79,8 @@ final class AmplificationRun {
              })) {
             for (int tokens : config.itemLengths()) {
                 SimulatedTurn turn = SimulatedTurn.longMessage(phase + "-" + tokens, tokens, config.tokensPerDelta());
-                progress.printf("amplification %-12s %,7d tokens%n", name, tokens);
+                progress.printf("amplification run %d of %d, %-12s %,7d tokens%n", run, config.amplificationRuns(), name,
+                        tokens);
                 progress.flush();
                 List<TopicPartition> changelogs = changelogPartitions(admin, appId);
                 Map<TopicPartition, Long> offsetsBefore = endOffsets(changelogs);
@@ -94,7 +98,7 @@ final class AmplificationRun {
                 long content = turn.content(Item.MESSAGE).getBytes(StandardCharsets.UTF_8).length;
                 long turnContent = content + turn.content(Item.REASONING).getBytes(StandardCharsets.UTF_8).length;
                 long[] upserts = upsertBytes.getOrDefault(turn.turnId, new long[2]);
-                Amplification result = new Amplification(name, tokens, content, upserts[1], upserts[0],
+                Amplification result = new Amplification(run, name, tokens, content, upserts[1], upserts[0],
                         ratio(upserts[0], content), turnContent, changelogBytes, ratio(changelogBytes, turnContent),
                         diskBytes, ratio(diskBytes, turnContent));
                 progress.printf("  %d upserts, upsert bytes %.2fx content, changelog %.2fx (%.2fx on disk)%n",

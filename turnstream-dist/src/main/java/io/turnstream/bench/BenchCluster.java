@@ -20,6 +20,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -73,6 +74,17 @@ final class BenchCluster implements AutoCloseable {
 
     Producer<String, byte[]> producer() {
         return new KafkaProducer<>(clientProperties(), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /**
+     * A producer that gives up on a write after {@code deliveryTimeout} instead of the default two
+     * minutes: the flood then produces again on fresh topics sooner when the broker lost a write.
+     */
+    Producer<String, byte[]> producer(Duration deliveryTimeout) {
+        Properties props = clientProperties();
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) deliveryTimeout.toMillis());
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) deliveryTimeout.toMillis() / 2);
+        return new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
     }
 
     /** The upsert topology with the seed gradient ({@code growthFraction} 0) or the growth rule. */

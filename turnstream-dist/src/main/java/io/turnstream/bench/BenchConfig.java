@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -23,22 +24,26 @@ import java.util.stream.Collectors;
  * @param floodEvents raw events produced for the flood measurements
  * @param itemLengths item lengths (tokens) for the write-amplification measurements
  * @param growthFraction the optional growth rule measured against the seed gradient
- * @param passThroughStep ladder step at which the pass-through app's latency is measured as well
+ * @param targetStep ladder step whose figures the latency targets are judged on, and which
+ *     {@code --only appends} runs
  * @param latencyTargetMs the ladder criterion: a step is sustained when its p99 emit latency is below this
  * @param partitions partitions of every benchmark topic
  * @param seed seed of the simulated content and lengths
- * @param pairs interleaved runs of each contender in the flood and latency comparisons
+ * @param pairs interleaved runs of each contender in the flood comparison and at each ladder step
+ * @param largestStepPairs pairs at the largest ladder step (at most {@code pairs}): its runs take the longest
+ * @param amplificationRuns runs of the write-amplification phase, each on fresh topics and a fresh app
  * @param phases the phases this run measures
  */
 public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measure, Duration drainLimit,
                           int tokensPerSecond, int tokensPerDelta, Range reasoningTokens, Range messageTokens,
-                          int floodEvents, List<Integer> itemLengths, double growthFraction, int passThroughStep,
-                          long latencyTargetMs, int partitions, long seed, int pairs, Set<Phase> phases) {
+                          int floodEvents, List<Integer> itemLengths, double growthFraction, int targetStep,
+                          long latencyTargetMs, int partitions, long seed, int pairs, int largestStepPairs,
+                          int amplificationRuns, Set<Phase> phases) {
 
     /**
-     * What a run can measure: the flood pairs; the ladder (one sweep of every step, then the latency
-     * pairs at the pass-through step); the appends (the topology's runs of those pairs alone); the
-     * write amplification.
+     * What a run can measure: the flood pairs; the ladder (at every step, pairs of the topology and
+     * the pass-through app); the appends (the topology's runs at the target step alone); the write
+     * amplification.
      */
     public enum Phase {
         FLOOD, LADDER, APPENDS, AMPLIFICATION;
@@ -93,8 +98,11 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
         if (tokensPerSecond <= 0 || tokensPerDelta <= 0 || floodEvents <= 0 || partitions <= 0) {
             throw new IllegalArgumentException("rates, sizes and partitions must be positive");
         }
-        if (pairs <= 0) {
-            throw new IllegalArgumentException("pairs must be at least 1, got " + pairs);
+        if (pairs <= 0 || largestStepPairs <= 0) {
+            throw new IllegalArgumentException("pairs must be at least 1, got " + Math.min(pairs, largestStepPairs));
+        }
+        if (amplificationRuns <= 0) {
+            throw new IllegalArgumentException("amplification runs must be at least 1, got " + amplificationRuns);
         }
         if (phases.isEmpty()) {
             throw new IllegalArgumentException("a run needs at least one phase");
@@ -105,19 +113,39 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     }
 
     public static BenchConfig full() {
-        return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(10), Duration.ofSeconds(15),
+        return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
-                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 3, 3, EnumSet.allOf(Phase.class));
     }
 
     public static BenchConfig quick() {
-        return new BenchConfig(List.of(50, 200), Duration.ofSeconds(5), Duration.ofSeconds(10),
+        return new BenchConfig(List.of(50, 200), Duration.ofSeconds(3), Duration.ofSeconds(8),
                 Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
-                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 3, 3, EnumSet.allOf(Phase.class));
     }
 
     public boolean measures(Phase phase) {
         return phases.contains(phase);
+    }
+
+    /**
+     * The steps the ladder phases run: the ladder's when it is measured, and the target step (for
+     * {@code --only appends}, or a target step outside the ladder), in increasing order.
+     */
+    public List<Integer> steps() {
+        if (!measures(Phase.LADDER) && !measures(Phase.APPENDS)) {
+            return List.of();
+        }
+        TreeSet<Integer> steps = new TreeSet<>(measures(Phase.LADDER) ? ladder : List.of());
+        steps.add(targetStep);
+        return List.copyOf(steps);
+    }
+
+    /** Pairs at a step: fewer at the largest of several, whose runs take the longest. */
+    public int pairsAt(int turns) {
+        List<Integer> steps = steps();
+        boolean largest = steps.size() > 1 && turns == steps.get(steps.size() - 1);
+        return largest ? Math.min(pairs, largestStepPairs) : pairs;
     }
 
     /** Nanoseconds between two deltas of one turn. */

@@ -6,14 +6,13 @@ import java.util.Map;
 /**
  * Every figure of one benchmark run; written as {@code results.json} and rendered as {@code results.md}.
  * {@code figures} are the headline figures, each the median and spread of its runs (interleaved pairs
- * where a baseline is compared); the other fields hold every single run they come from. A phase left
- * out ({@code --only}) leaves its fields empty or null.
+ * where a baseline is compared, repeats otherwise); the other fields hold every single run they come
+ * from. A phase left out ({@code --only}) leaves its fields empty or null.
  */
 public record BenchResults(Machine machine, RunSettings settings, LoadAverage loadBefore, LoadAverage loadAfter,
-                           List<Figure> figures, List<String> warnings, List<LadderStep> ladder,
-                           Integer largestSustainedStep, LatencyPairs latencyPairs, List<FloodResult> flood,
-                           List<Amplification> amplification, Memory memory, List<Target> targets,
-                           double durationSeconds) {
+                           List<Figure> figures, List<String> warnings, List<StepPairs> ladder,
+                           Integer largestSustainedStep, List<FloodResult> flood, List<Amplification> amplification,
+                           List<Memory> memory, List<Target> targets, double durationSeconds) {
 
     /** One figure: its name (the key {@code --compare} matches by), unit ("x" for a ratio) and spread over its runs. */
     public record Figure(String name, String unit, Spread spread) {
@@ -24,10 +23,18 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
     }
 
     /**
-     * The latency comparison at {@code turns} turns: runs of the topology and of the pass-through app,
+     * One ladder step, {@code turns} turns: runs of the topology and of the pass-through app,
      * alternately, each on fresh topics (pass-through empty when only the topology ran).
      */
-    public record LatencyPairs(int turns, List<LadderStep> topology, List<LadderStep> passThrough) {
+    public record StepPairs(int turns, List<LadderStep> topology, List<LadderStep> passThrough) {
+
+        /** Sustained: the median emit p99 of the topology's runs under {@code targetMs}, every delta shown in every run. */
+        public boolean sustained(long targetMs) {
+            if (topology.isEmpty() || topology.stream().anyMatch(s -> s.owedDeltas() > 0 || s.emitLatency().count() == 0)) {
+                return false;
+            }
+            return Spread.of(topology.stream().map(s -> s.emitLatency().p99()).toList()).median() < targetMs;
+        }
     }
 
     public record Machine(int cpus, long memoryBytes, String jdk, String os, long maxHeapBytes, String kafka,
@@ -37,7 +44,8 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
     public record RunSettings(List<Integer> ladder, double warmupSeconds, double measureSeconds, int tokensPerSecond,
                               int tokensPerDelta, String reasoningTokens, String messageTokens, int partitions,
                               String processingGuarantee, long commitIntervalMs, double growthFraction,
-                              int floodEvents, long latencyTargetMs, int pairs, List<String> phases,
+                              int floodEvents, long latencyTargetMs, int pairs, Map<Integer, Integer> pairsPerStep,
+                              int targetStep, int amplificationRuns, List<String> phases,
                               Map<String, String> kafkaOverrides) {
     }
 
@@ -60,16 +68,20 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
     }
 
     /**
-     * One item of {@code tokens} tokens through the topology: bytes on the upserts topic over its
-     * final content, and changelog bytes (record keys and values, and on disk) over the turn's content.
+     * One item of {@code tokens} tokens through the topology in run {@code run} (from 1): bytes on the
+     * upserts topic over its final content, and changelog bytes (record keys and values, and on disk)
+     * over the turn's content.
      */
-    public record Amplification(String gradient, int tokens, long contentBytes, long upserts, long upsertBytes,
+    public record Amplification(int run, String gradient, int tokens, long contentBytes, long upserts, long upsertBytes,
                                 double upsertAmplification, long turnContentBytes, long changelogRecordBytes,
                                 double changelogRatio, long changelogDiskBytes, double changelogDiskRatio) {
     }
 
-    /** Heap after GC of the whole JVM (broker included) idle and with {@code openTurns} open, and RocksDB's own. */
-    public record Memory(int openTurns, long heapIdleBytes, long heapOpenBytes, long heapPerOpenTurnBytes,
+    /**
+     * Heap after GC of the whole JVM (broker included) idle and with {@code openTurns} open, and
+     * RocksDB's own, in one topology run (from 1) at the largest ladder step.
+     */
+    public record Memory(int run, int openTurns, long heapIdleBytes, long heapOpenBytes, long heapPerOpenTurnBytes,
                          long rocksDbBytes, Map<String, Long> rocksDb) {
     }
 

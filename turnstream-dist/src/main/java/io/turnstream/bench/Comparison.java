@@ -102,11 +102,11 @@ public final class Comparison {
                 .append("range (min-max), noise otherwise.\n\n");
         List<List<String>> table = new ArrayList<>();
         for (Row r : rows) {
-            table.add(List.of(r.name(), r.base() == null ? "" : Figures.format(r.base(), r.unit()),
-                    Figures.format(r.current(), r.unit()),
+            table.add(List.of(r.name(), r.base() == null ? "" : Figures.formatWithQuartiles(r.base(), r.unit()),
+                    Figures.formatWithQuartiles(r.current(), r.unit()),
                     r.change() == null ? "" : String.format(Locale.ROOT, "%+.0f%%", r.change() * 100), r.verdict().text()));
         }
-        md.append(ResultsReport.table(List.of("figure", "base: median (min-max)", "now: median (min-max)",
+        md.append(ResultsReport.table(List.of("figure", "base: median (range; IQR)", "now: median (range; IQR)",
                 "change of the median", "verdict"), table));
         long changes = rows.stream().filter(r -> r.verdict() == Verdict.CHANGE).count();
         md.append(String.format(Locale.ROOT, "%n%d of %d figures changed beyond both runs' spread.%n", changes,

@@ -4,69 +4,56 @@ import io.turnstream.bench.BenchResults.Amplification;
 import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.bench.BenchResults.LadderStep;
-import io.turnstream.bench.BenchResults.LatencyPairs;
 import io.turnstream.bench.BenchResults.Memory;
+import io.turnstream.bench.BenchResults.StepPairs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The headline figures of a run, each with its spread: ratios to the baselines first (the median of
- * the per-pair ratios, not a ratio of medians), then the contenders' own figures; single-run figures
- * (the ladder sweep, the write amplification, memory) carry one value. The names are what
- * {@code --compare} matches by, so they stay stable.
+ * the per-pair ratios, not a ratio of medians), then the contenders' own figures, step by step; the
+ * write amplification and memory over their repeats. The names are what {@code --compare} matches
+ * by, so they stay stable.
  */
 final class Figures {
 
     static final String RATIO = "x";
     static final String COUNT = "";
+    /** What the name of every ratio of the topology to a baseline contains. */
+    static final String TO_BASELINE = "topology / ";
     static final String FLOOD_VS_PASS_THROUGH = "flood throughput, topology / pass-through Streams";
     static final String FLOOD_CPU_VS_PASS_THROUGH = "flood CPU per event, topology / pass-through Streams";
+    static final String CHANGELOG_RECORDS = "changelog bytes / content bytes, records, worst length";
+    static final String CHANGELOG_DISK = "changelog bytes / content bytes, on disk, worst length";
 
     private final List<Figure> figures = new ArrayList<>();
 
     private Figures() {
     }
 
-    static List<Figure> of(List<FloodResult> flood, LatencyPairs pairs, List<LadderStep> ladder,
-                           List<Amplification> amplification, Memory memory) {
+    static List<Figure> of(List<FloodResult> flood, List<StepPairs> ladder, List<Amplification> amplification,
+                           List<Memory> memory) {
         Figures f = new Figures();
         f.flood(flood);
-        if (pairs != null) {
-            f.latency(pairs);
-        }
-        for (LadderStep step : ladder) {
-            String at = "ladder sweep at " + step.turns() + " turns (1 run): ";
-            // a step that fell behind may show nothing in its window: no latency rather than 0 ms
-            if (step.emitLatency().count() > 0) {
-                f.add(at + "emit p99", "ms", List.of(step.emitLatency().p99()));
-            }
-            if (step.appendLatency().count() > 0) {
-                f.add(at + "content p99 through appends", "ms", List.of(step.appendLatency().p99()));
-            }
-            f.add(at + "deltas never shown", COUNT, List.of((double) step.owedDeltas()));
-        }
-        int longest = amplification.stream().mapToInt(Amplification::tokens).max().orElse(0);
-        for (Amplification a : amplification) {
-            if (a.tokens() == longest) {
-                f.add(upsertAmplification(a.tokens(), a.gradient()), RATIO, List.of(a.upsertAmplification()));
-            }
-        }
-        amplification.stream().mapToDouble(Amplification::changelogRatio).max().ifPresent(worst ->
-                f.add("changelog bytes / content bytes, records, worst length (1 run)", RATIO, List.of(worst)));
-        amplification.stream().mapToDouble(Amplification::changelogDiskRatio).max().ifPresent(worst ->
-                f.add("changelog bytes / content bytes, on disk, worst length (1 run)", RATIO, List.of(worst)));
-        if (memory != null) {
-            f.add("heap per open turn at the largest ladder step (1 run)", "KB", List.of(memory.heapPerOpenTurnBytes() / 1024.0));
+        ladder.forEach(f::step);
+        f.amplification(amplification);
+        if (!memory.isEmpty()) {
+            int turns = ladder.get(ladder.size() - 1).turns();
+            f.add("heap per open turn at " + turns + " turns", "KB", values(memory, m -> m.heapPerOpenTurnBytes() / 1024.0));
+            f.add("RocksDB memory at " + turns + " turns", "MB", values(memory, m -> m.rocksDbBytes() / 1048576.0));
         }
         return List.copyOf(f.figures);
     }
 
     static String upsertAmplification(int tokens, String gradient) {
-        return "upsert amplification at " + tokens + " tokens, " + gradient + " (1 run)";
+        return "upsert amplification at " + tokens + " tokens, " + gradient;
     }
 
     static String emitP99(int turns) {
@@ -101,25 +88,51 @@ final class Figures {
         }
     }
 
-    private void latency(LatencyPairs pairs) {
-        int turns = pairs.turns();
-        List<LadderStep> topology = pairs.topology();
-        List<LadderStep> copy = pairs.passThrough();
-        ratio("emit p99 at " + turns + " turns, topology / pass-through", topology, copy, s -> s.emitLatency().p99());
+    /** One ladder step: ratios to the pass-through app of the same pairs, then each app's own figures. */
+    private void step(StepPairs step) {
+        int turns = step.turns();
+        List<LadderStep> topology = step.topology();
+        List<LadderStep> copy = step.passThrough();
+        // a run that fell behind may show nothing in its window: no latency rather than 0 ms, and no ratio for its pair
+        List<Integer> bothShowing = IntStream.range(0, Math.min(topology.size(), copy.size()))
+                .filter(i -> topology.get(i).emitLatency().count() > 0 && copy.get(i).emitLatency().count() > 0).boxed().toList();
+        ratio("emit p99 at " + turns + " turns, topology / pass-through", bothShowing.stream().map(topology::get).toList(),
+                bothShowing.stream().map(copy::get).toList(), s -> s.emitLatency().p99());
         ratio("CPU per event at " + turns + " turns, topology / pass-through", topology, copy,
                 LadderStep::appCpuMsPer1000Events);
-        add(emitP99(turns), "ms", values(topology, s -> s.emitLatency().p99()));
-        add("emit p50 at " + turns + " turns, topology", "ms", values(topology, s -> s.emitLatency().p50()));
-        add(appendP99(turns), "ms", values(topology, s -> s.appendLatency().p99()));
-        add("content p50 through appends at " + turns + " turns", "ms", values(topology, s -> s.appendLatency().p50()));
-        add(contentP99(turns), "ms", values(topology, s -> s.contentLatency().p99()));
+        List<LadderStep> showing = topology.stream().filter(s -> s.emitLatency().count() > 0).toList();
+        add(emitP99(turns), "ms", values(showing, s -> s.emitLatency().p99()));
+        add("emit p50 at " + turns + " turns, topology", "ms", values(showing, s -> s.emitLatency().p50()));
+        List<LadderStep> appending = topology.stream().filter(s -> s.appendLatency().count() > 0).toList();
+        add(appendP99(turns), "ms", values(appending, s -> s.appendLatency().p99()));
+        add("content p50 through appends at " + turns + " turns", "ms", values(appending, s -> s.appendLatency().p50()));
+        add(contentP99(turns), "ms", values(showing, s -> s.contentLatency().p99()));
         add(appendBytes(turns), RATIO, topology.stream().map(LadderStep::appendBytesPerContentByte)
                 .filter(Objects::nonNull).toList());
+        add("deltas never shown at " + turns + " turns, topology", COUNT, values(topology, s -> (double) s.owedDeltas()));
         add("CPU ms per 1,000 events at " + turns + " turns, topology", "ms",
                 values(topology, LadderStep::appCpuMsPer1000Events));
-        add("emit p99 at " + turns + " turns, pass-through", "ms", values(copy, s -> s.emitLatency().p99()));
+        add("emit p99 at " + turns + " turns, pass-through", "ms",
+                values(copy.stream().filter(s -> s.emitLatency().count() > 0).toList(), s -> s.emitLatency().p99()));
         add("CPU ms per 1,000 events at " + turns + " turns, pass-through", "ms",
                 values(copy, LadderStep::appCpuMsPer1000Events));
+    }
+
+    /** Per gradient, the longest item's upsert amplification; the worst changelog ratio of each run. */
+    private void amplification(List<Amplification> amplification) {
+        int longest = amplification.stream().mapToInt(Amplification::tokens).max().orElse(0);
+        amplification.stream().map(Amplification::gradient).distinct().forEach(gradient ->
+                add(upsertAmplification(longest, gradient), RATIO, amplification.stream()
+                        .filter(a -> a.tokens() == longest && a.gradient().equals(gradient))
+                        .map(Amplification::upsertAmplification).toList()));
+        add(CHANGELOG_RECORDS, RATIO, worstPerRun(amplification, Amplification::changelogRatio));
+        add(CHANGELOG_DISK, RATIO, worstPerRun(amplification, Amplification::changelogDiskRatio));
+    }
+
+    private static List<Double> worstPerRun(List<Amplification> amplification, ToDoubleFunction<Amplification> ratio) {
+        return amplification.stream().collect(Collectors.groupingBy(Amplification::run, TreeMap::new,
+                Collectors.collectingAndThen(Collectors.toList(), runs -> runs.stream().mapToDouble(ratio).max().orElseThrow())))
+                .values().stream().toList();
     }
 
     private <T> void ratio(String name, List<T> topology, List<T> baseline, ToDoubleFunction<T> figure) {
@@ -163,6 +176,12 @@ final class Figures {
     /** "0.82x (0.70x-0.95x)", or the one value of a single run. */
     static String format(Spread s, String unit) {
         return s.runs() == 1 ? number(s.median(), unit) : number(s.median(), unit) + " (" + range(s, unit) + ")";
+    }
+
+    /** "0.37x (0.29x-0.60x; IQR 0.36x-0.38x)", as docs/benchmarks.md quotes a figure; one value for a single run. */
+    static String formatWithQuartiles(Spread s, String unit) {
+        return s.runs() == 1 ? number(s.median(), unit) : number(s.median(), unit) + " (" + range(s, unit) + "; IQR "
+                + number(s.q1(), unit) + "-" + number(s.q3(), unit) + ")";
     }
 
     static String range(Spread s, String unit) {

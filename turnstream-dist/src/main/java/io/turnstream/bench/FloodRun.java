@@ -30,6 +30,8 @@ final class FloodRun {
     private static final String TOPOLOGY_APP = "bench-flood-topology";
     private static final int CONCURRENT_TURNS = 200;
     private static final int PRODUCE_ATTEMPTS = 3;
+    // a lost write shows as a batch that never completes: give up on it after this, not the default 2 minutes
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(30);
 
     private final BenchCluster cluster;
     private final BenchConfig config;
@@ -63,7 +65,7 @@ final class FloodRun {
             // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
             fresh = cluster.createTopics("flood-" + run + (attempt == 1 ? "" : "-" + attempt));
             long start = System.nanoTime();
-            try (Producer<String, byte[]> producer = cluster.producer()) {
+            try (Producer<String, byte[]> producer = cluster.producer(DELIVERY_TIMEOUT)) {
                 produced = LoadGenerator.flood(producer, fresh.rawEvents(), config, "f", CONCURRENT_TURNS, events);
                 progress.printf("  %,d events of %,d turns at %,.0f events/s%n", produced.events(), produced.turns(),
                         produced.events() * 1e9 / (System.nanoTime() - start));

@@ -1,8 +1,8 @@
 package io.turnstream.bench;
 
 import io.turnstream.bench.BenchResults.LadderStep;
-import io.turnstream.bench.BenchResults.LatencyPairs;
 import io.turnstream.bench.BenchResults.Memory;
+import io.turnstream.bench.BenchResults.StepPairs;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.StreamsService;
@@ -11,27 +11,24 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * The load ladder: for each step, N paced turns stream into the topology; after a warm-up, a
+ * The load ladder: at each step, N paced turns stream into the topology and into the pass-through
+ * app alternately, pair after pair, each run on fresh topics and a fresh app; after a warm-up, a
  * window is measured and then drained (the load runs on until every delta of the window has shown
- * in an upsert, or the drain limit passes); then the open turns are ended. Memory is sampled at
- * the largest step while its turns are open. The latency pairs run one step the same way, the
- * topology and the pass-through app alternately, each run on fresh topics and a fresh app.
+ * in an upsert, or the drain limit passes); then the open turns are ended. Memory is sampled in
+ * every topology run at the largest step while its turns are open.
  */
 final class LadderRun {
 
-    private static final String LADDER_APP = "bench-ladder-topology";
-    private static final String PAIR_TOPOLOGY_APP = "bench-latency-topology";
-    private static final String PASS_THROUGH_APP = "bench-latency-passthrough";
+    private static final String TOPOLOGY_APP = "bench-ladder-topology";
+    private static final String PASS_THROUGH_APP = "bench-ladder-passthrough";
 
     private final BenchCluster cluster;
     private final BenchConfig config;
     private final PrintWriter progress;
-    private Memory memory;
+    private final List<Memory> memory = new ArrayList<>();
 
     LadderRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
         this.cluster = cluster;
@@ -39,56 +36,52 @@ final class LadderRun {
         this.progress = progress;
     }
 
-    /** Every step of the ladder, once, on one topology app. */
-    List<LadderStep> sweep() throws Exception {
-        return topology("ladder", LADDER_APP, config.ladder(), true);
-    }
-
     /**
-     * {@code config.pairs()} runs at {@code turns} turns of the topology, each followed by one of the
-     * pass-through app when {@code withBaseline}. Each run's own warm-up is not measured.
+     * Every step of {@link BenchConfig#steps()}, {@link BenchConfig#pairsAt} pairs each: a topology
+     * run, then a pass-through run when {@code withBaseline}. Each run's own warm-up is not measured.
      */
-    LatencyPairs pairs(int turns, boolean withBaseline) throws Exception {
-        List<LadderStep> topology = new ArrayList<>();
-        List<LadderStep> passThrough = new ArrayList<>();
-        for (int pair = 1; pair <= config.pairs(); pair++) {
-            progress.printf("latency pair %d of %d at %d turns%n", pair, config.pairs(), turns);
-            String run = "latency-topology-p" + pair;
-            topology.addAll(topology(run, PAIR_TOPOLOGY_APP + "-p" + pair, List.of(turns), false));
-            if (withBaseline) {
-                passThrough.add(passThrough(turns, "latency-passthrough-p" + pair, PASS_THROUGH_APP + "-p" + pair));
+    List<StepPairs> sweep(boolean withBaseline) throws Exception {
+        List<StepPairs> steps = new ArrayList<>();
+        List<Integer> turnCounts = config.steps();
+        int largest = turnCounts.get(turnCounts.size() - 1);
+        for (int turns : turnCounts) {
+            List<LadderStep> topology = new ArrayList<>();
+            List<LadderStep> passThrough = new ArrayList<>();
+            int pairs = config.pairsAt(turns);
+            for (int pair = 1; pair <= pairs; pair++) {
+                progress.printf("ladder %d turns, %s %d of %d%n", turns, withBaseline ? "pair" : "run", pair, pairs);
+                String run = turns + "-p" + pair;
+                topology.add(topology("ladder-topology-" + run, TOPOLOGY_APP + "-" + run, turns,
+                        withBaseline && turns == largest ? pair : 0));
+                if (withBaseline) {
+                    passThrough.add(passThrough(turns, "ladder-passthrough-" + run, PASS_THROUGH_APP + "-" + run));
+                }
             }
+            steps.add(new StepPairs(turns, topology, passThrough));
         }
-        return new LatencyPairs(turns, topology, passThrough);
+        return steps;
     }
 
-    private List<LadderStep> topology(String phase, String appId, List<Integer> turnCounts, boolean sampleMemory)
-            throws Exception {
+    /** One topology run at {@code turns} turns; memory sampled while its turns are open when {@code memoryRun} > 0. */
+    private LadderStep topology(String phase, String appId, int turns, int memoryRun) throws Exception {
         Topics topics = cluster.createTopics(phase);
-        AtomicReference<LatencyTracker> current = new AtomicReference<>(new LatencyTracker(config.deltaIntervalNanos()));
-        List<LadderStep> steps = new ArrayList<>();
-        int largest = turnCounts.stream().max(Integer::compare).orElseThrow();
+        LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
         try (StreamsService app = cluster.startTopology(appId, topics, 0);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), topics.upserts(),
-                     (record, visible) -> current.get().onUpsert(record.value(), visible));
+                     (record, visible) -> tracker.onUpsert(record.value(), visible));
              TopicTail appends = TopicTail.start(cluster.bootstrapServers(), topics.itemAppends(),
-                     (record, visible) -> current.get().onAppend(record.key(), record.value(), visible))) {
-            long heapIdle = sampleMemory ? Resources.heapAfterGc() : 0;
-            for (int turns : turnCounts) {
-                LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
-                current.set(tracker);
-                Runnable whileOpen = !sampleMemory || turns != largest ? () -> { } : () -> {
-                    int open = tracker.openTurns();
-                    long heap = Resources.heapAfterGc();
-                    Map<String, Long> rocks = Resources.rocksDbMemory(app.streams());
-                    memory = new Memory(open, heapIdle, heap, open == 0 ? 0 : (heap - heapIdle) / open,
-                            rocks.values().stream().mapToLong(Long::longValue).sum(), rocks);
-                };
-                steps.add(step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen));
-            }
+                     (record, visible) -> tracker.onAppend(record.key(), record.value(), visible))) {
+            long heapIdle = memoryRun > 0 ? Resources.heapAfterGc() : 0;
+            Runnable whileOpen = memoryRun == 0 ? () -> { } : () -> {
+                int open = tracker.openTurns();
+                long heap = Resources.heapAfterGc();
+                Map<String, Long> rocks = Resources.rocksDbMemory(app.streams());
+                memory.add(new Memory(memoryRun, open, heapIdle, heap, open == 0 ? 0 : (heap - heapIdle) / open,
+                        rocks.values().stream().mapToLong(Long::longValue).sum(), rocks));
+            };
+            return step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen);
         }
-        return steps;
     }
 
     /** The pass-through app at one step: its latency is the floor any Streams app pays here. */
@@ -105,8 +98,9 @@ final class LadderRun {
         }
     }
 
-    Memory memory() {
-        return memory;
+    /** The memory samples of the topology's runs at the largest step, one per run. */
+    List<Memory> memory() {
+        return List.copyOf(memory);
     }
 
     private LadderStep step(String name, String appId, int turns, Producer<String, byte[]> producer, String topic,

@@ -4,7 +4,7 @@ import io.turnstream.bench.BenchResults.Amplification;
 import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.bench.BenchResults.LadderStep;
-import io.turnstream.bench.BenchResults.LatencyPairs;
+import io.turnstream.bench.BenchResults.StepPairs;
 import io.turnstream.bench.BenchResults.Target;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +32,10 @@ final class ResultsReport {
                 s.reasoningTokens(), s.messageTokens(), s.warmupSeconds(), s.measureSeconds(), s.floodEvents(),
                 s.growthFraction(), s.kafkaOverrides().isEmpty() ? "none" : s.kafkaOverrides()));
 
-        md.append(String.format(Locale.ROOT, "Phases: %s; %d interleaved pairs per comparison. Load average (1 / 5 / 15 min) "
-                + "%s before, %s after.%n%n", String.join(", ", s.phases()), s.pairs(), load(r.loadBefore()), load(r.loadAfter())));
+        md.append(String.format(Locale.ROOT, "Phases: %s; %d interleaved pairs per comparison%s; %d amplification runs; "
+                        + "targets judged at %d turns. Load average (1 / 5 / 15 min) %s before, %s after.%n%n",
+                String.join(", ", s.phases()), s.pairs(), pairsPerStep(s), s.amplificationRuns(), s.targetStep(),
+                load(r.loadBefore()), load(r.loadAfter())));
         for (String warning : r.warnings()) {
             md.append("**Warning, ").append(warning).append(".**\n\n");
         }
@@ -73,35 +75,25 @@ final class ResultsReport {
                     "CPU ms per 1,000 events"), flood));
         }
 
-        List<LadderStep> pairRuns = new ArrayList<>();
-        LatencyPairs pairs = r.latencyPairs();
-        if (pairs != null) {
-            for (int i = 0; i < pairs.topology().size(); i++) {
-                pairRuns.add(pairs.topology().get(i));
-                if (i < pairs.passThrough().size()) {
-                    pairRuns.add(pairs.passThrough().get(i));
+        if (!r.ladder().isEmpty()) {
+            md.append("\n### Load ladder, pair by pair: paced turns, latency to a read_committed consumer (ms)\n\n");
+            md.append(ladderTable(r.ladder(), r.settings().latencyTargetMs()));
+            if (r.settings().phases().contains(BenchConfig.Phase.LADDER.toString())) {
+                md.append(String.format(Locale.ROOT, "%nLargest step sustained (median emit p99 under the target, every delta "
+                                + "shown in every run): %s.%n",
+                        r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
+            }
+            md.append("\n### Live text: content latency through `llm.item-appends` (ms), the topology's runs\n\n");
+            List<List<String>> appends = new ArrayList<>();
+            for (StepPairs step : r.ladder()) {
+                for (int i = 0; i < step.topology().size(); i++) {
+                    LadderStep l = step.topology().get(i);
+                    appends.add(List.of(Integer.toString(l.turns()), Integer.toString(i + 1), latency(l.appendLatency()),
+                            latency(l.contentLatency()), l.appendBytesPerContentByte() == null ? "n/a"
+                                    : String.format(Locale.ROOT, "%.2fx", l.appendBytesPerContentByte())));
                 }
             }
-            md.append(String.format(Locale.ROOT, "%n### Latency pairs at %d turns, run by run (ms)%n%n", pairs.turns()));
-            md.append(ladderTable(pairRuns, r.settings().latencyTargetMs()));
-        }
-        if (!r.ladder().isEmpty()) {
-            md.append("\n### Load ladder, one sweep: paced turns, latency to a read_committed consumer (ms)\n\n");
-            md.append(ladderTable(r.ladder(), r.settings().latencyTargetMs()));
-            md.append(String.format(Locale.ROOT, "%nLargest step sustained (emit p99 under the target, every delta shown): %s.%n",
-                    r.largestSustainedStep() == null ? "none" : r.largestSustainedStep() + " turns"));
-        }
-        List<LadderStep> topologyRuns = new ArrayList<>(r.ladder());
-        pairRuns.stream().filter(l -> l.appendBytesPerContentByte() != null).forEach(topologyRuns::add);
-        if (!topologyRuns.isEmpty()) {
-            md.append("\n### Live text: content latency through `llm.item-appends` (ms), sweep then pairs\n\n");
-            List<List<String>> appends = new ArrayList<>();
-            for (LadderStep l : topologyRuns) {
-                appends.add(List.of(Integer.toString(l.turns()), latency(l.appendLatency()), latency(l.contentLatency()),
-                        l.appendBytesPerContentByte() == null ? "n/a"
-                                : String.format(Locale.ROOT, "%.2fx", l.appendBytesPerContentByte())));
-            }
-            md.append(table(List.of("turns", "content through appends p50/p95/p99/max",
+            md.append(table(List.of("turns", "run", "content through appends p50/p95/p99/max",
                     "content through upserts p50/p95/p99/max", "append bytes / content bytes"), appends));
         }
 
@@ -110,42 +102,63 @@ final class ResultsReport {
         }
         List<List<String>> amp = new ArrayList<>();
         for (Amplification a : r.amplification()) {
-            amp.add(List.of(a.gradient(), String.format(Locale.ROOT, "%,d", a.tokens()), String.format(Locale.ROOT, "%,d", a.contentBytes()),
+            amp.add(List.of(Integer.toString(a.run()), a.gradient(), String.format(Locale.ROOT, "%,d", a.tokens()), String.format(Locale.ROOT, "%,d", a.contentBytes()),
                     Long.toString(a.upserts()), String.format(Locale.ROOT, "%,d", a.upsertBytes()),
                     String.format(Locale.ROOT, "%.2fx", a.upsertAmplification()),
                     String.format(Locale.ROOT, "%,d", a.changelogRecordBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogRatio()),
                     String.format(Locale.ROOT, "%,d", a.changelogDiskBytes()), String.format(Locale.ROOT, "%.2fx", a.changelogDiskRatio())));
         }
         if (!amp.isEmpty()) {
-            md.append(table(List.of("gradient", "item tokens", "content bytes", "upserts", "upsert bytes", "upsert / content",
+            md.append(table(List.of("run", "gradient", "item tokens", "content bytes", "upserts", "upsert bytes", "upsert / content",
                     "changelog record bytes", "changelog / content", "changelog disk bytes", "disk / content"), amp));
         }
 
-        BenchResults.Memory mem = r.memory();
-        if (mem != null) {
-            md.append("\n### Memory\n\n");
-            md.append(table(List.of("open turns", "heap idle (MB)", "heap open (MB)", "heap per open turn (KB)",
-                    "RocksDB (MB)", "RocksDB detail (MB)"), List.of(List.of(Integer.toString(mem.openTurns()),
-                    mb(mem.heapIdleBytes()), mb(mem.heapOpenBytes()), String.format(Locale.ROOT, "%.1f", mem.heapPerOpenTurnBytes() / 1024.0),
-                    mb(mem.rocksDbBytes()), mem.rocksDb().entrySet().stream()
-                            .map(e -> e.getKey() + " " + mb(e.getValue())).reduce((a, b) -> a + ", " + b).orElse("")))));
+        if (!r.memory().isEmpty()) {
+            md.append("\n### Memory, each topology run at the largest step\n\n");
+            List<List<String>> rows = new ArrayList<>();
+            for (BenchResults.Memory mem : r.memory()) {
+                rows.add(List.of(Integer.toString(mem.run()), Integer.toString(mem.openTurns()), mb(mem.heapIdleBytes()),
+                        mb(mem.heapOpenBytes()), String.format(Locale.ROOT, "%.1f", mem.heapPerOpenTurnBytes() / 1024.0),
+                        mb(mem.rocksDbBytes()), mem.rocksDb().entrySet().stream()
+                                .map(e -> e.getKey() + " " + mb(e.getValue())).collect(Collectors.joining(", "))));
+            }
+            md.append(table(List.of("run", "open turns", "heap idle (MB)", "heap open (MB)", "heap per open turn (KB)",
+                    "RocksDB (MB)", "RocksDB detail (MB)"), rows));
         }
         return md.toString();
     }
 
-    private static String ladderTable(List<LadderStep> steps, long targetMs) {
+    /** " (3 at 1000 turns)" where a step runs fewer pairs than the others. */
+    private static String pairsPerStep(BenchResults.RunSettings s) {
+        String fewer = s.pairsPerStep().entrySet().stream().filter(e -> e.getValue() != s.pairs())
+                .map(e -> e.getValue() + " at " + e.getKey() + " turns").collect(Collectors.joining(", "));
+        return fewer.isEmpty() ? "" : " (" + fewer + ")";
+    }
+
+    /** Every run of every step, pair by pair: topology, then pass-through. */
+    private static String ladderTable(List<StepPairs> steps, long targetMs) {
         List<List<String>> rows = new ArrayList<>();
-        for (LadderStep l : steps) {
-            rows.add(List.of(l.app(), Integer.toString(l.turns()), String.format(Locale.ROOT, "%,.0f", l.offeredEventsPerSec()),
-                    String.format(Locale.ROOT, "%,.0f", l.sentEventsPerSec()), String.format(Locale.ROOT, "%,.0f", l.upsertsPerSec()),
-                    latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
-                    String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
-                    String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
-                    l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : ""));
+        for (StepPairs step : steps) {
+            for (int i = 0; i < step.topology().size(); i++) {
+                rows.add(ladderRow(i + 1, step.topology().get(i)));
+                if (i < step.passThrough().size()) {
+                    rows.add(ladderRow(i + 1, step.passThrough().get(i)));
+                }
+            }
         }
-        return table(List.of("app", "turns", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
+        return table(List.of("turns", "pair", "app", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
                 "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
                 "emit p99 < " + targetMs + " ms"), rows);
+    }
+
+    private static List<String> ladderRow(int pair, LadderStep l) {
+        return List.of(Integer.toString(l.turns()), Integer.toString(pair), l.app(),
+                String.format(Locale.ROOT, "%,.0f", l.offeredEventsPerSec()),
+                String.format(Locale.ROOT, "%,.0f", l.sentEventsPerSec()), String.format(Locale.ROOT, "%,.0f", l.upsertsPerSec()),
+                latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
+                String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
+                String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
+                l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : "");
     }
 
     /** "1.26 / 0.59 / 0.22", dashes where the system does not say. */

@@ -26,10 +26,11 @@ import picocli.CommandLine.Spec;
             "A ladder of concurrent paced turns (latency from each event's intended send time to a",
             "read_committed consumer), a flood of raw events read by a plain consumer, a pass-through",
             "Streams app and the topology, and the write amplification of long items. Writes",
-            "results.json, results.md and PNG charts to --output. Each comparison runs the topology",
-            "and its baseline alternately (--pairs times, each on fresh topics) and reports the median",
-            "and spread of the per-pair ratios. The default run took 17 to 19 minutes on two shared,",
-            "loaded cores; --only flood with --quick is the quick check of one figure."})
+            "results.json, results.md and PNG charts to --output. Each comparison (the flood, every",
+            "ladder step) runs the topology and its baseline alternately (--pairs times, each on fresh",
+            "topics) and reports the median and spread of the per-pair ratios; the amplification is",
+            "repeated too. See docs/benchmarks.md for how long a run takes; --only flood with --quick",
+            "is the quick check of one figure."})
 public final class BenchCommand implements Callable<Integer> {
 
     @Spec
@@ -39,13 +40,21 @@ public final class BenchCommand implements Callable<Integer> {
     private boolean quick;
 
     @Option(names = "--only", paramLabel = "PHASE", split = ",",
-            description = "Measure only these phases: flood, ladder, appends (the topology's latency pairs alone), "
+            description = "Measure only these phases: flood, ladder, appends (the topology's runs at the target step alone), "
                     + "amplification (default: all).")
     private List<String> only;
 
     @Option(names = "--pairs", paramLabel = "N",
             description = "Interleaved runs of the topology and its baseline per comparison (default: 5).")
     private Integer pairs;
+
+    @Option(names = "--largest-step-pairs", paramLabel = "N",
+            description = "Pairs at the largest ladder step, at most --pairs: its runs take the longest (default: 3).")
+    private Integer largestStepPairs;
+
+    @Option(names = "--amplification-runs", paramLabel = "N",
+            description = "Repeats of the write-amplification phase, each on fresh topics (default: 3).")
+    private Integer amplificationRuns;
 
     @Option(names = "--compare", paramLabel = "BASE.json",
             description = "An earlier results.json: prints, per figure, the change and whether it is beyond both "
@@ -60,10 +69,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Concurrent turns per ladder step (default: 50,200,1000; quick: 50,200).")
     private List<Integer> ladder;
 
-    @Option(names = "--warmup", paramLabel = "SECONDS", description = "Warm-up per step (default: 15; quick: 5).")
+    @Option(names = "--warmup", paramLabel = "SECONDS", description = "Warm-up of each ladder run (default: 5; quick: 3).")
     private Integer warmupSeconds;
 
-    @Option(names = "--measure", paramLabel = "SECONDS", description = "Measurement window per step (default: 30; quick: 10).")
+    @Option(names = "--measure", paramLabel = "SECONDS", description = "Measurement window of each ladder run (default: 10; quick: 8).")
     private Integer measureSeconds;
 
     @Option(names = "--drain-limit", paramLabel = "SECONDS",
@@ -93,9 +102,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Growth rule measured beside the seed gradient (turnstream.batch.min-growth-fraction; default: 0.25).")
     private Double growthFraction;
 
-    @Option(names = "--pass-through-step", paramLabel = "N",
-            description = "Turns at which the pass-through app's latency is measured too (default: 200).")
-    private Integer passThroughStep;
+    @Option(names = {"--target-step", "--pass-through-step"}, paramLabel = "N",
+            description = "Ladder step whose figures the latency targets are judged on, and which --only appends runs "
+                    + "(default: 200).")
+    private Integer targetStep;
 
     @Option(names = "--partitions", paramLabel = "N", description = "Partitions of every benchmark topic (default: 4).")
     private Integer partitions;
@@ -140,11 +150,13 @@ public final class BenchCommand implements Callable<Integer> {
                 floodEvents != null ? floodEvents : d.floodEvents(),
                 itemLengths != null ? itemLengths : d.itemLengths(),
                 growthFraction != null ? growthFraction : d.growthFraction(),
-                passThroughStep != null ? passThroughStep : d.passThroughStep(),
+                targetStep != null ? targetStep : d.targetStep(),
                 d.latencyTargetMs(),
                 partitions != null ? partitions : d.partitions(),
                 d.seed(),
                 pairs != null ? pairs : d.pairs(),
+                largestStepPairs != null ? largestStepPairs : d.largestStepPairs(),
+                amplificationRuns != null ? amplificationRuns : d.amplificationRuns(),
                 only != null ? only.stream().map(Phase::parse).collect(Collectors.toSet()) : d.phases());
     }
 }

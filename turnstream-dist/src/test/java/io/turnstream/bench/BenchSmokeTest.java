@@ -16,15 +16,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The harness end to end in a tiny configuration (two pairs per comparison): every figure lands in
- * the results with its spread; no timing is judged.
+ * The harness end to end in a tiny configuration (one ladder step, two pairs per comparison, two
+ * amplification runs): every figure lands in the results with its spread; no timing is judged.
  */
 class BenchSmokeTest {
 
     // The drain limit only bounds the wait for a slow (shared, loaded) machine; a fast one drains at once.
-    private static final BenchConfig TINY = new BenchConfig(List.of(3, 6), Duration.ofSeconds(1), Duration.ofSeconds(2),
+    private static final BenchConfig TINY = new BenchConfig(List.of(3), Duration.ofSeconds(1), Duration.ofSeconds(2),
             Duration.ofSeconds(60), 200, 4, new BenchConfig.Range(10, 20), new BenchConfig.Range(20, 60), 2_000,
-            List.of(100, 1_000), 0.25, 3, 250, 2, 7, 2, EnumSet.allOf(BenchConfig.Phase.class));
+            List.of(100), 0.25, 3, 250, 2, 7, 2, 2, 2, EnumSet.allOf(BenchConfig.Phase.class));
 
     @Test
     void aTinyRunWritesEveryFigure(@TempDir Path out) throws Exception {
@@ -33,18 +33,19 @@ class BenchSmokeTest {
         new Bench(TINY, new Properties(), new PrintWriter(progress)).run(out);
 
         JsonNode results = Json.MAPPER.readTree(Files.readAllBytes(out.resolve(Bench.RESULTS_JSON)));
-        assertThat(results.path("ladder")).hasSize(2).allSatisfy(step -> {
-            assertThat(step.path("sentEventsPerSec").asDouble()).isPositive();
-            assertThat(step.path("upsertsPerSec").asDouble()).isPositive();
-            assertEveryPercentile(step.path("emitLatency"));
-            assertEveryPercentile(step.path("contentLatency"));
-            assertEveryPercentile(step.path("appendLatency"));
-            assertThat(step.path("appendBytesPerContentByte").asDouble()).isGreaterThan(1);
-            assertThat(step.path("appCpuMsPer1000Events").asDouble()).isPositive();
+        JsonNode step = results.path("ladder").get(0);
+        assertThat(results.path("ladder")).hasSize(1);
+        assertThat(step.path("turns").asInt()).isEqualTo(3);
+        assertThat(step.path("topology")).hasSize(2).allSatisfy(run -> {
+            assertThat(run.path("sentEventsPerSec").asDouble()).isPositive();
+            assertThat(run.path("upsertsPerSec").asDouble()).isPositive();
+            assertEveryPercentile(run.path("emitLatency"));
+            assertEveryPercentile(run.path("contentLatency"));
+            assertEveryPercentile(run.path("appendLatency"));
+            assertThat(run.path("appendBytesPerContentByte").asDouble()).isGreaterThan(1);
+            assertThat(run.path("appCpuMsPer1000Events").asDouble()).isPositive();
         });
-        JsonNode pairs = results.path("latencyPairs");
-        assertThat(pairs.path("topology")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("appendLatency")));
-        assertThat(pairs.path("passThrough")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("emitLatency")));
+        assertThat(step.path("passThrough")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("emitLatency")));
         // pairs alternate, warm-up left out
         assertThat(results.path("flood")).extracting(f -> f.path("pair").asInt() + " " + f.path("app").asText())
                 .containsExactly("1 " + FloodRun.TOPOLOGY, "1 " + FloodRun.PASS_THROUGH, "1 " + FloodRun.CONSUMER,
@@ -53,26 +54,31 @@ class BenchSmokeTest {
             assertThat(f.path("eventsPerSec").asDouble()).isPositive();
             assertThat(f.path("appCpuMsPer1000Events").asDouble()).isPositive();
         });
-        assertThat(results.path("amplification")).hasSize(4).allSatisfy(a -> {
+        assertThat(results.path("amplification")).extracting(a -> a.path("run").asInt() + " " + a.path("gradient").asText())
+                .containsExactly("1 seed", "1 growth-0.25", "2 seed", "2 growth-0.25");
+        assertThat(results.path("amplification")).allSatisfy(a -> {
             assertThat(a.path("upsertAmplification").asDouble()).isGreaterThanOrEqualTo(1);
             assertThat(a.path("changelogRatio").asDouble()).isPositive();
             assertThat(a.path("changelogDiskRatio").asDouble()).isPositive();
         });
-        JsonNode memory = results.path("memory");
-        assertThat(memory.path("openTurns").asInt()).isPositive();
-        assertThat(memory.path("heapOpenBytes").asLong()).isPositive();
-        assertThat(memory.path("rocksDbBytes").asLong()).isPositive();
+        assertThat(results.path("memory")).hasSize(2).allSatisfy(memory -> {
+            assertThat(memory.path("openTurns").asInt()).isPositive();
+            assertThat(memory.path("heapOpenBytes").asLong()).isPositive();
+            assertThat(memory.path("rocksDbBytes").asLong()).isPositive();
+        });
         List<BenchResults.Figure> figures = Comparison.readFigures(out.resolve(Bench.RESULTS_JSON));
-        for (String ratio : List.of(Figures.FLOOD_VS_PASS_THROUGH, Figures.FLOOD_CPU_VS_PASS_THROUGH,
-                "emit p99 at 3 turns, topology / pass-through")) {
-            assertThat(Figures.find(figures, ratio)).as(ratio).get().satisfies(f -> assertThat(f.spread().runs()).isEqualTo(2));
+        for (String repeated : List.of(Figures.FLOOD_VS_PASS_THROUGH, Figures.FLOOD_CPU_VS_PASS_THROUGH,
+                "emit p99 at 3 turns, topology / pass-through", "CPU per event at 3 turns, topology / pass-through",
+                Figures.upsertAmplification(100, "seed"), Figures.CHANGELOG_RECORDS, "heap per open turn at 3 turns")) {
+            assertThat(Figures.find(figures, repeated)).as(repeated).get()
+                    .satisfies(f -> assertThat(f.spread().runs()).isEqualTo(2));
         }
         assertThat(results.path("loadBefore").path("one").isNumber()).isTrue();
         assertThat(results.path("loadAfter").path("one").isNumber()).isTrue();
         assertThat(results.path("warnings").isArray()).isTrue();
         assertThat(results.path("targets")).isNotEmpty();
         assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Figures: median and spread", "### Flood",
-                "### Latency pairs", "### Load ladder", "### Write amplification", "### Memory", "### Live text",
+                "### Load ladder, pair by pair", "### Write amplification", "### Memory", "### Live text",
                 "Load average");
         assertThat(out.resolve(Charts.SPREAD_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.LATENCY_PNG)).isNotEmptyFile();

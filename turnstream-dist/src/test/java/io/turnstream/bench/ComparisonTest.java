@@ -63,7 +63,7 @@ class ComparisonTest {
 
         String md = Comparison.markdown(Path.of("base/results.json"), rows);
 
-        assertThat(md).contains("| flood ratio | 0.42x (0.40x-0.44x) | 0.62x (0.60x-0.64x) | +48% | **change** |",
+        assertThat(md).contains("| flood ratio | 0.42x (0.40x-0.44x; IQR 0.41x-0.43x) | 0.62x (0.60x-0.64x; IQR 0.61x-0.63x) | +48% | **change** |",
                 "1 of 1 figures changed beyond both runs' spread");
     }
 

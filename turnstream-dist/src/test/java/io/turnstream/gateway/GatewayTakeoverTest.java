@@ -263,6 +263,30 @@ class GatewayTakeoverTest {
     }
 
     @Test
+    void aDenialPostedWhileTheOwnerChangesEndsTheTurnWithoutCallingTheModelAgain() throws Exception {
+        String prompt = "approve the note? no: deny it while the gateway dies";
+        Started turn = startTurn(gateways.get(0), prompt);
+        Gateway owner = awaitOwner(turn);
+        awaitEvents(turn, events -> toolStatuses(events, ToolState.AWAITING_APPROVAL) == 1);
+        String callId = events(turn).stream().filter(p -> p instanceof StreamPayload.ToolStatus)
+                .map(p -> ((StreamPayload.ToolStatus) p).callId()).findFirst().orElseThrow();
+
+        owner.process().kill();
+        // before the other gateway has taken the turn over: it knows the ask, as every gateway does
+        HttpResponse<String> decision = post(other(owner), "/v1/turns/" + turn.turnId() + "/tool-calls/" + callId
+                + "/approval", "{\"approved\": false, \"reason\": \"not now\"}");
+        assertThat(decision.statusCode()).as(decision.body()).isEqualTo(202);
+
+        List<StreamPayload> events = awaitTerminal(turn, TAKEOVER_BOUND.plus(TIMEOUT));
+        assertThat(other(owner).process().stderr()).contains("turn resumed at step 2: run " + turn.runId());
+        assertThat(events.get(events.size() - 1)).isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
+                done -> assertThat(done.finishReason()).isEqualTo("tool_denied"));
+        assertThat(modelCalls.get(prompt)).as("the model is not called after the denial").hasValue(1);
+        assertThat(toolRunsOf(turn)).as("the denied call never ran").isEmpty();
+        assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
+    }
+
+    @Test
     void cancelSentToTheGatewayThatDoesNotRunTheTurnStopsIt() throws Exception {
         Started turn = startTurn(gateways.get(0), "cancel me from elsewhere");
         Gateway owner = awaitOwner(turn);

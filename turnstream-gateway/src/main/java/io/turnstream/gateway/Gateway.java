@@ -2,7 +2,10 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.api.ApprovalsApi;
 import io.turnstream.gateway.api.TurnsApi;
+import io.turnstream.gateway.api.IdempotencyKeys;
+import io.turnstream.gateway.api.TurnStarts;
 import io.turnstream.gateway.chat.ChatApi;
+import io.turnstream.gateway.openai.OpenAiApi;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
@@ -51,6 +54,8 @@ public final class Gateway implements AutoCloseable {
 
     /** How long a starting gateway waits to read the published tool definitions. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+    /** Idempotency keys one gateway remembers (24 h each): at a few hundred bytes each, tens of MB at most. */
+    private static final int IDEMPOTENCY_KEYS = 100_000;
 
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
@@ -103,10 +108,12 @@ public final class Gateway implements AutoCloseable {
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
-            routes.add(new TurnsApi(admission, commands));
+            TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(clock, IDEMPOTENCY_KEYS));
+            routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
-            routes.add(new ChatApi(admission, startedViews));
+            routes.add(new ChatApi(starts, startedViews));
+            routes.add(new OpenAiApi(starts, startedViews, clock));
             routes.addAll(extraRoutes);
             startedServer = GatewayServer.start(config.host(), config.port(), config.security().maxBodyBytes(),
                     new RequestGuard(config.security(), ownership), routes);
@@ -206,7 +213,7 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Which tenant's each turn is, for routes that find a turn other than by {@code /v1/turns/{turnId}} (those
-     * the {@link RequestGuard} checks itself): {@code turnOwnership().require(RequestGuard.tenant(ctx), turnId)}.
+     * the {@link RequestGuard} checks itself): {@code ctx.future(() -> turnOwnership().whenVisible(RequestGuard.tenant(ctx), turnId))}.
      */
     public TurnOwnership turnOwnership() {
         return ownership;
@@ -251,6 +258,7 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        ownership.close();
         management.close();
         partitions.close();
         runner.close();

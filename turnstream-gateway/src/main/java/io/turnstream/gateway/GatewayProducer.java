@@ -1,6 +1,7 @@
 package io.turnstream.gateway;
 
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ScopedIds;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
@@ -48,11 +49,12 @@ public final class GatewayProducer implements AutoCloseable {
     }
 
     /**
-     * An accepted turn, keyed by its thread id, for the gateway that owns the thread's partition;
-     * the request's trace context goes along in the headers.
+     * An accepted turn, keyed by its tenant's thread ({@link ScopedIds#threadKey}), for the gateway that owns
+     * the thread's partition; the request's trace context goes along in the headers.
      */
     public CompletableFuture<Void> turnRequest(TurnRequestRecord request, TraceContext trace) {
-        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(), request.threadId(),
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
+                ScopedIds.threadKey(request.tenantId(), request.threadId()),
                 format.write(topics.turnRequests(), request));
         trace.addTo(record.headers());
         return send(record);

@@ -2,6 +2,7 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.api.TurnStarter;
 import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.security.TenantLimits;
@@ -67,6 +68,10 @@ public final class TurnAdmission implements TurnStarter {
 
     @Override
     public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
+        if (request.threadId() != null) {
+            // every API that names a thread (a body, a chat id, a header) ends here
+            JsonBody.requireId("the thread id", request.threadId());
+        }
         providers.resolve(request.provider(), request.model());
         if (registry.runningCount() >= maxConcurrentTurns) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);

@@ -12,6 +12,8 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.runtime.Failures;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -67,37 +69,36 @@ public final class TurnCommands implements TurnControl, ApprovalDesk {
      * status is {@code awaiting_approval}), so any gateway, started at any time, takes the decision.
      */
     @Override
-    public ApprovalDecisions.Decision decideApproval(String turnId, String callId, boolean approved, String reason) {
-        try {
-            views.loaded().get(unknownTurnGrace.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException e) {
-            LOG.warn("llm.item-state is not loaded yet; asks made before this gateway started are not known");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiError(503, "interrupted while reading the pending approvals");
-        }
-        if (views.awaitingApproval(turnId, callId)) {
-            approvals.askedBefore(turnId, callId);
-        }
-        ApprovalDecisions.Round round = approvals.round(turnId, callId);
-        try {
-            try {
-                round.asked.get(unknownTurnGrace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                throw ApiError.notFound("no tool call " + callId + " of turn " + turnId + " is awaiting approval");
+    public CompletableFuture<ApprovalDecisions.Decision> decideApproval(String turnId, String callId, boolean approved,
+                                                                        String reason) {
+        long grace = unknownTurnGrace.toMillis();
+        long confirm = ApprovalDecisions.CONFIRM_TIMEOUT.toMillis();
+        return views.loaded().copy().orTimeout(grace, TimeUnit.MILLISECONDS).handle((loaded, notYet) -> {
+            if (notYet != null) {
+                LOG.warn("llm.item-state is not loaded yet; asks made before this gateway started are not known");
             }
-            if (!round.decision.isDone()) {
-                producer.control(ControlMessage.approval(turnId, callId, approved, reason))
-                        .get(ApprovalDecisions.CONFIRM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            if (views.awaitingApproval(turnId, callId)) {
+                approvals.askedBefore(turnId, callId);
             }
-            return round.decision.get(ApprovalDecisions.CONFIRM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiError(503, "interrupted while publishing the decision");
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.error("cannot publish the approval decision on call {} of turn {}: {}", callId, turnId, e.getMessage());
-            throw new ApiError(503, "the decision could not be published or confirmed in time; send it again");
-        }
+            return approvals.round(turnId, callId);
+        }).thenCompose(round -> round.asked.copy().orTimeout(grace, TimeUnit.MILLISECONDS)
+                .exceptionallyCompose(notAsked -> CompletableFuture.failedFuture(
+                        ApiError.notFound("no tool call " + callId + " of turn " + turnId + " is awaiting approval")))
+                .thenCompose(asked -> round.decision.isDone() ? CompletableFuture.completedFuture(null)
+                        : producer.control(ControlMessage.approval(turnId, callId, approved, reason))
+                                .orTimeout(confirm, TimeUnit.MILLISECONDS)
+                                .exceptionallyCompose(failed -> CompletableFuture.failedFuture(unconfirmed(turnId, callId, failed))))
+                .thenCompose(published -> round.decision.copy().orTimeout(confirm, TimeUnit.MILLISECONDS)
+                        .exceptionallyCompose(failed -> CompletableFuture.failedFuture(unconfirmed(turnId, callId, failed)))))
+                // the caller's error handler sees the ApiError itself, not the stage's wrapper
+                .exceptionallyCompose(failed -> CompletableFuture.failedFuture(
+                        failed instanceof CompletionException && failed.getCause() != null ? failed.getCause() : failed));
+    }
+
+    private static ApiError unconfirmed(String turnId, String callId, Throwable failure) {
+        LOG.error("cannot publish or read back the approval decision on call {} of turn {}: {}", callId, turnId,
+                Failures.describe(failure));
+        return new ApiError(503, "the decision could not be published or confirmed in time; send it again");
     }
 
     @Override

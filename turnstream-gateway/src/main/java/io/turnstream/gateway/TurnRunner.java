@@ -21,7 +21,9 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -30,6 +32,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,8 +134,9 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         ResolvedProvider provider = providers.resolve(request.provider(), request.model());
         return new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
-                request.conversation(), request.prompt(), request.tools() != null ? request.tools() : toolsToOffer(),
-                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId());
+                request.conversation(), request.prompt(), offered(request),
+                request.maxSteps() != null ? request.maxSteps() : config.maxSteps(), trace, record.tenantId(),
+                request.clientTools().stream().map(ToolDefinition::name).collect(Collectors.toSet()));
     }
 
     /**
@@ -170,6 +174,18 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         } catch (ExecutionException | TimeoutException e) {
             LOG.error("the end of a turn that cannot run may not have reached Kafka: {}", e.getMessage());
         }
+    }
+
+    /** The request's tools (else the executor's), and its client-side tools, which win a name both have. */
+    private List<ToolDefinition> offered(TurnRequest request) {
+        List<ToolDefinition> server = request.tools() != null ? request.tools() : toolsToOffer();
+        if (request.clientTools().isEmpty()) {
+            return server;
+        }
+        Set<String> clientNames = request.clientTools().stream().map(ToolDefinition::name).collect(Collectors.toSet());
+        List<ToolDefinition> all = new ArrayList<>(request.clientTools());
+        server.stream().filter(tool -> !clientNames.contains(tool.name())).forEach(all::add);
+        return all;
     }
 
     private List<ToolDefinition> toolsToOffer() {

@@ -187,13 +187,13 @@ class GatewayTurnsTest {
                 "item_start " + r + "-user-prompt message", "item_done " + r + "-user-prompt message",
                 "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
                 "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
-                "item_start " + r + "-s1-2 function_call", "tool_status pending",
+                "item_start " + r + "-s1-2 function_call", "tool_status pending", "item_delta " + r + "-s1-2 x1",
                 "turn_status step_completed", "item_done " + r + "-s1-2 function_call", "tool_status running",
                 "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
                 "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
-                "item_start " + r + "-s2-2 function_call", "tool_status pending",
+                "item_start " + r + "-s2-2 function_call", "tool_status pending", "item_delta " + r + "-s2-2 x2",
                 "turn_status step_completed", "item_done " + r + "-s2-2 function_call", "tool_status running",
                 "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
                 "tool_status completed",
@@ -596,6 +596,27 @@ class GatewayTurnsTest {
                 assertThat(done.finalItem().arguments().isTextual()).as("arguments are JSON text").isTrue();
             }
         }
+    }
+
+    @Test
+    void aRetriedPostWithItsIdempotencyKeyGetsTheSameTurnAndAnotherBodyIs422() throws Exception {
+        String body = "{\"prompt\": \"Hello once\", \"tools\": []}";
+        HttpResponse<String> first = postWithKey(body, "retry-1");
+        HttpResponse<String> retried = postWithKey(body, "retry-1");
+
+        assertThat(first.statusCode()).isEqualTo(202);
+        assertThat(retried.statusCode()).isEqualTo(202);
+        assertThat(Json.fromString(retried.body(), JsonNode.class).get("turnId"))
+                .isEqualTo(Json.fromString(first.body(), JsonNode.class).get("turnId"));
+        assertThat(retried.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertRefused(postWithKey("{\"prompt\": \"Hello twice\", \"tools\": []}", "retry-1"), 422,
+                "Idempotency-Key 'retry-1' was used for a different request");
+    }
+
+    private static HttpResponse<String> postWithKey(String body, String key) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/v1/turns"))
+                .header("content-type", "application/json").header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private static void assertRefused(HttpResponse<String> response, int status, String messageStart) {

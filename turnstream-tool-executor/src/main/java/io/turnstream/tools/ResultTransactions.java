@@ -38,9 +38,7 @@ final class ResultTransactions implements AutoCloseable {
         this.properties = properties;
         this.metrics = metrics;
         this.closing = closing;
-        this.producer = new KafkaProducer<>(properties, new StringSerializer(), new ByteArraySerializer());
-        producer.initTransactions();
-        this.producerMetrics = metrics.bind(producer);
+        openProducer();
     }
 
     /**
@@ -89,6 +87,14 @@ final class ResultTransactions implements AutoCloseable {
     private void replaceProducer() {
         producer.close(Duration.ZERO);
         closeQuietly(producerMetrics);
+        openProducer();
+    }
+
+    /**
+     * A producer with this executor's transactional id, once its coordinator answered. A broker that is not
+     * reachable yet (starting, failing over) is waited for, at start as after a failure, rather than ending the executor.
+     */
+    private void openProducer() {
         while (true) {
             producer = new KafkaProducer<>(properties, new StringSerializer(), new ByteArraySerializer());
             try {

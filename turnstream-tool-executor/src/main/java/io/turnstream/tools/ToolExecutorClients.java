@@ -26,6 +26,10 @@ final class ToolExecutorClients {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-executor-" + config.instanceId());
+        // the instance that takes a dead one's partitions has another transactional id and cannot fence
+        // its open transaction, which holds back the group's committed offsets (and so the takeover)
+        // until the broker aborts it: 5 s, not the producer's default 60 s
+        FailoverDefaults.transactionalProducer(props);
         return props;
     }
 

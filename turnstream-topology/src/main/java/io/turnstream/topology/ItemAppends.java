@@ -11,8 +11,8 @@ import org.apache.kafka.streams.processor.api.Record;
 
 /**
  * The live text of streaming items on {@code llm.item-appends}: while a message or reasoning item
- * streams, the text it gained is sent at most once per punctuation tick, and what is left when it
- * ends. Held user messages and tool calls have no appends.
+ * streams, or a tool call's arguments, the text it gained is sent at most once per punctuation tick,
+ * and what is left when it ends. Held user messages, tool outputs and errors have no appends.
  *
  * <p>An item with unsent text is armed in memory by its first delta after an append, and the next
  * tick sends it, so a delta writes nothing to the stores (profiled: a stored deadline per item and
@@ -40,7 +40,7 @@ final class ItemAppends {
 
     /** The item gained text: arms its append for the next tick unless armed. */
     void textAdded(String itemKey, ItemState item) {
-        if (item.emitsWhileStreaming()) {
+        if (item.hasAppends()) {
             armed.putIfAbsent(itemKey, clock.getAsLong());
         }
     }
@@ -74,7 +74,7 @@ final class ItemAppends {
      */
     void sendRest(String itemKey, TurnState turn, ItemState item, String content) {
         disarm(itemKey);
-        if (!item.emitsWhileStreaming() || content.codePointCount(0, content.length()) <= item.appendedCodePoints) {
+        if (!item.hasAppends() || content.codePointCount(0, content.length()) <= item.appendedCodePoints) {
             return;
         }
         send(turn, item, content.substring(content.offsetByCodePoints(0, Math.toIntExact(item.appendedCodePoints))));

@@ -38,7 +38,7 @@ final class ItemState {
         STREAMING,
         /** A user message: one {@code completed} upsert and nothing before it. */
         HELD,
-        /** A tool call, a tool output or an error: one upsert when done. */
+        /** A tool call (whose arguments have appends), a tool output or an error: one upsert when done. */
         AT_COMPLETION
     }
 
@@ -51,6 +51,11 @@ final class ItemState {
 
     boolean emitsWhileStreaming() {
         return mode() == Mode.STREAMING;
+    }
+
+    /** Its text goes to {@code llm.item-appends} as it grows: a streaming item's, and a tool call's arguments. */
+    boolean hasAppends() {
+        return emitsWhileStreaming() || itemType == ItemType.FUNCTION_CALL;
     }
 
     boolean createdEmitted() {

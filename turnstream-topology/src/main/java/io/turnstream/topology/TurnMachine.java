@@ -233,10 +233,10 @@ final class TurnMachine {
         }
         buffer.append(item.handle, delta.deltaContent());
         lastActivity.put(key, now());
+        appends.textAdded(key, item);
         if (!item.emitsWhileStreaming()) {
             return null;
         }
-        appends.textAdded(key, item);
         long tokens = GradientBatcher.estimateTokens(buffer.codePoints(item.handle));
         if (!item.createdEmitted()) {
             emitStreaming(turn, item, ChangeType.CREATED);
@@ -289,6 +289,7 @@ final class TurnMachine {
         String callId = firstNonNull(item.callId, item.itemId);
         UIUpsert upsert = toolCallUpsert(turn, item, ChangeType.COMPLETED, arguments, callId);
         emitter.emit(turn, upsert);
+        appends.sendRest(itemKey(turn.runId, item.itemId), turn, item, arguments);
         emitter.publish(turn, new ToolCall(callId, turn.turnId, turn.threadId, turn.runId, item.itemId, item.toolName,
                 upsert.toolArguments(), now(), turn.tenantId));
     }

@@ -47,7 +47,7 @@ final class UpsertEmitter {
             turn.toolStatusKeys.add(status.stateKey());
         }
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
-                payload.payloadType(), payload);
+                payload.payloadType(), payload, turn.tenantId);
         byte[] upsertBytes = config.wireFormat().write(config.topics().upserts(), envelope);
         sinks.send(UpsertTopology.UPSERTS_SINK, new Record<>(turn.turnId, upsertBytes, now, TurnTrace.headers(turn)));
         // JSON does not depend on the topic: the same bytes serve both (Avro registers a subject per topic).
@@ -64,7 +64,7 @@ final class UpsertEmitter {
         long now = clock.getAsLong();
         long seq = turn.nextSeq();
         UpsertEnvelope envelope = new UpsertEnvelope(eventId(turn.turnId, seq), now, turn.turnId, seq,
-                withdrawn.payloadType(), withdrawn);
+                withdrawn.payloadType(), withdrawn, turn.tenantId);
         sinks.send(UpsertTopology.UPSERTS_SINK, new Record<>(turn.turnId,
                 config.wireFormat().write(config.topics().upserts(), envelope), now, TurnTrace.headers(turn)));
         StringJoiner keys = new StringJoiner("\n").add(itemStateKey(turn.turnId, withdrawn));

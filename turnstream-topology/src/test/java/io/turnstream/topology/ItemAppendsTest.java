@@ -158,7 +158,7 @@ class ItemAppendsTest {
     }
 
     @Test
-    void heldUserMessagesAndToolCallsHaveNoAppends() {
+    void heldUserMessagesHaveNoAppendsAndAToolCallsArgumentsStreamAsAppendsEndingAtItsCompletedArguments() {
         topology.send(RUN, responseStart("turn-1", "anthropic"));
         topology.send(RUN, itemStart(RUN + "-user-prompt", "message"));
         topology.send(RUN, new StreamPayload.ItemStart("sys", "message", "Be brief", null, null, null, "user"));
@@ -175,8 +175,19 @@ class ItemAppendsTest {
         topology.send(RUN, delta("msg", "Answer"));
         topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
 
-        assertThat(described(topology.appends())).as("only the agent's message, and it is the turn's first append")
-                .containsExactly("turn-1 #1 msg @0 \"Answer\"");
+        assertThat(described(topology.appends())).as("the call's arguments per tick, then the agent's message")
+                .containsExactly("turn-1 #1 fc @0 \"{\"pattern\":\"", "turn-1 #2 fc @11 \"\"x\"}\"",
+                        "turn-1 #3 msg @0 \"Answer\"");
+    }
+
+    @Test
+    void aToolCallWhoseArgumentsDidNotStreamSendsThemWholeWithItsCompletedUpsert() {
+        topology.send(RUN, responseStart("turn-1", "anthropic"));
+        topology.send(RUN, functionCallStart("fc", "list_files", "call-1"));
+        topology.send(RUN, functionCallDone("fc", "list_files", "{\"path\":\".\"}", "call-1"));
+        topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
+
+        assertThat(described(topology.appends())).containsExactly("turn-1 #1 fc @0 \"{\"path\":\".\"}\"");
     }
 
     @Test

@@ -15,6 +15,7 @@ import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,13 +35,16 @@ class TurnTenantTest {
         topology.send("run-1", functionCallStart("fc", "read_file", "call-1"));
         topology.send("run-1", functionCallDone("fc", "read_file", "{\"path\":\"README.md\"}", "call-1"));
         topology.send("run-1", responseDone(ResponseStatus.COMPLETE));
+        List<UpsertEnvelope> upserts = topology.upserts();
 
-        assertThat(topology.upserts()).map(UpsertEnvelope::payload)
+        assertThat(upserts).map(UpsertEnvelope::payload)
                 .filteredOn(UITurnEvent.class::isInstance).map(UITurnEvent.class::cast)
                 .extracting(UITurnEvent::type, UITurnEvent::tenantId)
                 .containsExactly(tuple(UiPayloadType.TURN_STARTED, "tenant-a"),
                         tuple(UiPayloadType.TURN_COMPLETED, "tenant-a"));
         assertThat(topology.toolCalls()).extracting(ToolCall::tenantId).containsExactly("tenant-a");
+        assertThat(upserts).as("every envelope, so a sink's rows carry the tenant")
+                .extracting(UpsertEnvelope::tenantId).containsOnly("tenant-a");
     }
 
     @Test

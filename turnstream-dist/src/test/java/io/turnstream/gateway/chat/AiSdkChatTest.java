@@ -93,7 +93,13 @@ class AiSdkChatTest {
         assertThat(message.at("/metadata/turnId").asText()).isEqualTo(turn.get("turnId").asText());
         List<String> chunks = strings(result.get("chunks"));
         assertThat(chunks).startsWith("start", "start-step").endsWith("finish-step", "finish")
-                .contains("reasoning-delta", "text-delta", "tool-input-available", "tool-output-available");
+                .contains("reasoning-delta", "text-delta", "tool-output-available")
+                .containsSubsequence("tool-input-start", "tool-input-delta", "tool-input-available");
+        assertThat(dataParts(message, "data-tool-status")).as("each call's latest status, one part per call")
+                .extracting(part -> part.at("/data/toolName").asText() + " " + part.at("/data/status").asText())
+                .containsExactly("list_files completed", "read_file completed");
+        assertThat(dataParts(message, "data-turn-status")).as("the latest turn status").singleElement()
+                .satisfies(part -> assertThat(part.at("/data/status").asText()).isEqualTo("step_completed"));
     }
 
     @Test
@@ -182,8 +188,15 @@ class AiSdkChatTest {
                 .map(item -> item.get("content").asText()).toList();
     }
 
+    /** The message's parts but the data parts (statuses), in order. */
     private static List<String> partTypes(JsonNode message) {
-        return StreamSupport.stream(message.get("parts").spliterator(), false).map(p -> p.get("type").asText()).toList();
+        return StreamSupport.stream(message.get("parts").spliterator(), false).map(p -> p.get("type").asText())
+                .filter(type -> !type.startsWith("data-")).toList();
+    }
+
+    private static List<JsonNode> dataParts(JsonNode message, String type) {
+        return StreamSupport.stream(message.get("parts").spliterator(), false)
+                .filter(p -> p.get("type").asText().equals(type)).toList();
     }
 
     private static List<String> texts(JsonNode message) {

@@ -1,16 +1,18 @@
 package io.turnstream.gateway.api;
 
 import io.turnstream.gateway.loop.ApprovalDecisions;
+import java.util.concurrent.CompletableFuture;
 
 /** Takes a person's decisions on tool calls awaiting approval. */
 public interface ApprovalDesk {
 
     /**
      * Publishes the decision unless one already stands, then answers with the decision that stands:
-     * the first one after the executor asked. Repeating a request changes nothing.
+     * the first one after the executor asked. Repeating a request changes nothing. The waits (for the ask,
+     * the publish, the decision read back) hold no thread: the answer is a future.
      *
-     * @throws io.turnstream.gateway.http.ApiError 404 when the call is not awaiting approval, 503 when the
-     *                                             decision cannot be published or is not seen back in time
+     * @return a future failing with an {@link io.turnstream.gateway.http.ApiError}: 404 when the call is not
+     *         awaiting approval, 503 when the decision cannot be published or is not seen back in time
      */
-    ApprovalDecisions.Decision decideApproval(String turnId, String callId, boolean approved, String reason);
+    CompletableFuture<ApprovalDecisions.Decision> decideApproval(String turnId, String callId, boolean approved, String reason);
 }

@@ -6,7 +6,7 @@ import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
-import io.turnstream.gateway.loop.ApprovalDecisions;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.model.Json;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,7 +34,7 @@ public final class ApprovalsApi implements GatewayServer.Routes {
 
     private void decide(Context ctx) {
         String turnId = ctx.pathParam("turnId");
-        String callId = ctx.pathParam("callId");
+        String callId = JsonBody.requireId("the tool call id", ctx.pathParam("callId"));
         JsonNode body;
         try {
             body = Json.MAPPER.readTree(ctx.body());
@@ -47,14 +47,15 @@ public final class ApprovalsApi implements GatewayServer.Routes {
             throw ApiError.badRequest("the body must be {\"approved\": true|false, \"reason\": \"...\" (optional)}");
         }
         String why = reason == null || reason.isNull() ? null : reason.asText();
-        ApprovalDecisions.Decision decision = desk.decideApproval(turnId, callId, approved.asBoolean(), why);
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("turnId", turnId);
-        answer.put("callId", callId);
-        answer.put("approved", decision.approved());
-        if (decision.reason() != null) {
-            answer.put("reason", decision.reason());
-        }
-        ctx.status(202).json(answer);
+        ctx.future(() -> desk.decideApproval(turnId, callId, approved.asBoolean(), why).thenAccept(decision -> {
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("turnId", turnId);
+            answer.put("callId", callId);
+            answer.put("approved", decision.approved());
+            if (decision.reason() != null) {
+                answer.put("reason", decision.reason());
+            }
+            ctx.status(202).json(answer);
+        }));
     }
 }

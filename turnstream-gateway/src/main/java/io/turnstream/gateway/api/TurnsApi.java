@@ -6,11 +6,9 @@ import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
-import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.Json;
-import io.turnstream.runtime.TraceContext;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -21,10 +19,10 @@ import java.util.Map;
  */
 public final class TurnsApi implements GatewayServer.Routes {
 
-    private final TurnStarter starter;
+    private final TurnStarts starter;
     private final TurnControl turns;
 
-    public TurnsApi(TurnStarter starter, TurnControl turns) {
+    public TurnsApi(TurnStarts starter, TurnControl turns) {
         this.starter = starter;
         this.turns = turns;
     }
@@ -37,10 +35,7 @@ public final class TurnsApi implements GatewayServer.Routes {
     }
 
     private void start(Context ctx) {
-        TraceContext trace = TraceContext.fromHttp(ctx::header);
-        TurnStatus turn = starter.startTurn(TurnRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
-        // the turn's trace, also when the request brought none and a fresh one was started
-        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
+        TurnStatus turn = starter.start(ctx, TurnRequest.parse(ctx.body()));
         Map<String, String> body = new LinkedHashMap<>();
         body.put("turnId", turn.turnId());
         body.put("threadId", turn.threadId());

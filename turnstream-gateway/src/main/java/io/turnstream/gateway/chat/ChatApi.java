@@ -3,14 +3,14 @@ package io.turnstream.gateway.chat;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
-import io.turnstream.gateway.api.TurnStarter;
+import io.turnstream.gateway.api.TurnStarts;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.StreamPosition;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
-import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.util.Optional;
 
@@ -25,10 +25,10 @@ public final class ChatApi implements GatewayServer.Routes {
     /** The header by which the AI SDK recognises the protocol. */
     static final String PROTOCOL_HEADER = "x-vercel-ai-ui-message-stream";
 
-    private final TurnStarter starter;
+    private final TurnStarts starter;
     private final TurnViews views;
 
-    public ChatApi(TurnStarter starter, TurnViews views) {
+    public ChatApi(TurnStarts starter, TurnViews views) {
         this.starter = starter;
         this.views = views;
     }
@@ -40,14 +40,13 @@ public final class ChatApi implements GatewayServer.Routes {
     }
 
     private void chat(Context ctx) throws IOException {
-        TraceContext trace = TraceContext.fromHttp(ctx::header);
-        TurnStatus turn = starter.startTurn(ChatRequest.parse(ctx.body()), RequestGuard.tenant(ctx), trace);
-        ctx.header(TraceContext.TRACEPARENT, trace.traceparent());
+        TurnStatus turn = starter.start(ctx, ChatRequest.parse(ctx.body()));
         stream(ctx, turn.turnId());
     }
 
     private void resume(Context ctx) throws IOException {
-        Optional<String> running = views.runningTurnOf(ctx.pathParam("chatId"), RequestGuard.tenant(ctx));
+        Optional<String> running = views.runningTurnOf(
+                JsonBody.requireId("the chat id", ctx.pathParam("chatId")), RequestGuard.tenant(ctx));
         if (running.isEmpty()) {
             ctx.status(204);
             return;

@@ -27,7 +27,7 @@ final class ChatRequest {
     /** The turn the body asks for; every problem is a 400 that says what to fix. */
     static TurnRequest parse(String body) {
         JsonNode json = JsonBody.object(body, FIELDS, "{id, messages, trigger}, as useChat sends it");
-        String chatId = text(json, "id", true);
+        String chatId = JsonBody.requireId("the chat id 'id'", text(json, "id", true));
         String trigger = text(json, "trigger", false);
         if (trigger != null && !TRIGGERS.contains(trigger)) {
             throw ApiError.badRequest("'trigger' must be one of " + String.join(", ", TRIGGERS) + ", got '" + trigger + "'");

@@ -6,18 +6,18 @@ package io.turnstream.gateway.chat;
  * is at or before the text's end, contributing what lies past the end; a gap waits for the next upsert.
  * Text once sent cannot be taken back, so an upsert that disagrees with it changes nothing.
  */
-final class ItemText {
+public final class ItemText {
 
     private final StringBuilder text = new StringBuilder();
     /** The text's length in code points. */
     private long length;
     /** The part's start was sent (its kind is known from an upsert). */
-    boolean started;
+    public boolean started;
     /** The part's end was sent. */
-    boolean ended;
+    public boolean ended;
 
     /** Takes an upsert's content; returns the text it adds ("" when nothing). */
-    String upsert(String content) {
+    public String upsert(String content) {
         if (content == null || content.length() <= text.length() || !content.startsWith(text.toString())) {
             return "";
         }
@@ -25,7 +25,7 @@ final class ItemText {
     }
 
     /** Takes an append; returns the text it adds ("" when already covered, or on a gap). */
-    String append(long offset, String more) {
+    public String append(long offset, String more) {
         if (offset > length) {
             return "";
         }
@@ -37,7 +37,7 @@ final class ItemText {
         return add(more.substring(more.offsetByCodePoints(0, (int) covered)));
     }
 
-    String text() {
+    public String text() {
         return text.toString();
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.LiveEvent;
@@ -13,6 +14,8 @@ import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.Origins;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.ToolState;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayloadType;
@@ -28,11 +31,18 @@ import java.util.regex.Pattern;
  * One turn as the Vercel AI SDK's UI message stream (protocol v1): one assistant message whose id
  * is the turn id. Each model call is a step ({@code start-step} ... {@code finish-step}); reasoning
  * and text parts open with their item's first upsert and grow by the append rule ({@link ItemText}),
- * so deltas come from {@code llm.item-appends} with upserts filling any gap; tool calls and outputs
- * come from their upserts. A compaction's summary (a message of origin {@code compaction}) is a
+ * so deltas come from {@code llm.item-appends} with upserts filling any gap. A tool call's input
+ * streams: {@code tool-input-start} with its {@code pending} status (sent as the call starts
+ * streaming), {@code tool-input-delta} from its arguments' appends, {@code tool-input-available}
+ * with its completed upsert; outputs come from their upserts. Statuses are data parts that replace
+ * their predecessor (same type and id): {@code data-tool-status} (id: the call id) and
+ * {@code data-turn-status} (id: {@code status}), each holding the {@code UIStatus}; a call held for
+ * a person's approval adds {@code data-approval} (id: the call id) {@code {turnId, callId, toolName,
+ * state}}, {@code state} {@code requested}, then {@code approved}, {@code denied} or
+ * {@code cancelled}. A compaction's summary (a message of origin {@code compaction}) is a
  * {@code data-compaction} part, not text the assistant said. An item of a model call that failed and
  * was made again ends its part and is named in a {@code data-withdrawn} part
- * ({@code {"itemIds": [...]}}): a client removes those parts. The turn's terminal event closes the
+ * ({@code {"itemIds": [...], "callIds": [...]}}, {@code callIds} for a tool call): a client removes those parts. The turn's terminal event closes the
  * message with {@code finish} (after {@code error} for a failed turn) and {@code [DONE]}.
  */
 final class UiMessageStream implements LiveEncoder {
@@ -44,7 +54,11 @@ final class UiMessageStream implements LiveEncoder {
     /** Streaming items by id, in order of first sight. */
     private final Map<String, ItemText> texts = new LinkedHashMap<>();
     private final Map<String, String> partTypes = new HashMap<>();
+    /** Tool calls whose input started, by item id. */
+    private final Map<String, ToolInput> toolInputs = new HashMap<>();
     private final Set<String> toolInputsSent = new HashSet<>();
+    /** Calls that were held for approval, whose decision is not sent yet. */
+    private final Set<String> awaitingApproval = new HashSet<>();
     private final Set<String> toolOutputsSent = new HashSet<>();
     private int step;
     /** The last thing of the turn was a tool call or output (no answer after it). */
@@ -68,10 +82,18 @@ final class UiMessageStream implements LiveEncoder {
         } else if (event instanceof LiveEvent.Upsert upsert) {
             if (upsert.envelope().payload() instanceof UIUpsert item) {
                 item(item, client);
+            } else if (upsert.envelope().payload() instanceof UIStatus status) {
+                status(status, client);
             } else if (upsert.envelope().payload() instanceof UITurnEvent turn && event.isTerminal()) {
                 finish(turn, client);
             }
         }
+    }
+
+    @Override
+    public void fellBehind(SseClient client, String message) {
+        send(client, chunk("error").put("errorText", message));
+        client.sendData("[DONE]");
     }
 
     @Override
@@ -80,6 +102,14 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     private void append(ItemAppend append, SseClient client) {
+        ToolInput input = toolInputs.get(append.itemId());
+        if (input != null) {
+            String added = input.text.append(append.offset(), append.text());
+            if (!input.available && !added.isEmpty()) {
+                inputDelta(input.callId, added, client);
+            }
+            return;
+        }
         ItemText text = texts.computeIfAbsent(append.itemId(), id -> new ItemText());
         if (text.ended) {
             return;
@@ -92,7 +122,7 @@ final class UiMessageStream implements LiveEncoder {
 
     private void item(UIUpsert item, SseClient client) {
         if (item.changeType() == ChangeType.WITHDRAWN) {
-            withdrawn(item.itemId(), client);
+            withdrawn(item, client);
             return;
         }
         if (Origins.USER.equals(item.origin())) {
@@ -112,11 +142,16 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void withdrawn(String itemId, SseClient client) {
+    private void withdrawn(UIUpsert item, SseClient client) {
+        String itemId = item.itemId();
         end(itemId, client);
         texts.computeIfAbsent(itemId, id -> new ItemText()).ended = true;
         ObjectNode part = chunk("data-withdrawn");
-        part.putObject("data").putArray("itemIds").add(itemId);
+        ObjectNode data = part.putObject("data");
+        data.putArray("itemIds").add(itemId);
+        if (item.callId() != null) {
+            data.putArray("callIds").add(item.callId());
+        }
         send(client, part);
     }
 
@@ -161,13 +196,37 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
+    /** A call's input starts (once): with its {@code pending} status, else with its completed upsert. */
+    private ToolInput startToolInput(String itemId, String callId, String toolName, SseClient client) {
+        ToolInput started = toolInputs.get(itemId);
+        if (started != null) {
+            return started;
+        }
+        enterStep(stepOf(itemId), client);
+        endedOnTools = true;
+        // appends that came before the call was known (the two topics are read apart)
+        ItemText early = texts.remove(itemId);
+        ToolInput input = new ToolInput(callId, early != null ? early : new ItemText());
+        toolInputs.put(itemId, input);
+        send(client, chunk("tool-input-start").put("toolCallId", callId).put("toolName", toolNameOrDefault(toolName)));
+        if (!input.text.text().isEmpty()) {
+            inputDelta(callId, input.text.text(), client);
+        }
+        return input;
+    }
+
+    private void inputDelta(String callId, String added, SseClient client) {
+        send(client, chunk("tool-input-delta").put("toolCallId", callId).put("inputTextDelta", added));
+    }
+
     private void toolCall(UIUpsert item, SseClient client) {
         endedOnTools = true;
         if (item.callId() == null || !toolInputsSent.add(item.callId())) {
             return;
         }
+        startToolInput(item.itemId(), item.callId(), item.toolName(), client).available = true;
         ObjectNode input = chunk("tool-input-available").put("toolCallId", item.callId())
-                .put("toolName", item.toolName() != null ? item.toolName() : "tool");
+                .put("toolName", toolNameOrDefault(item.toolName()));
         input.set("input", item.toolArguments() != null ? item.toolArguments() : Json.MAPPER.createObjectNode());
         send(client, input);
     }
@@ -187,6 +246,44 @@ final class UiMessageStream implements LiveEncoder {
             available.set("output", output);
             send(client, available);
         }
+    }
+
+    private void status(UIStatus status, SseClient client) {
+        if (status.type() != UiPayloadType.TOOL_STATUS) {
+            send(client, dataPart("data-turn-status", "status", Json.MAPPER.valueToTree(status)));
+            return;
+        }
+        if (status.callId() == null) {
+            return;
+        }
+        String callId = status.callId();
+        if (ToolState.PENDING.wire().equals(status.status()) && status.itemId() != null) {
+            startToolInput(status.itemId(), callId, status.toolName(), client);
+        }
+        send(client, dataPart("data-tool-status", callId, Json.MAPPER.valueToTree(status)));
+        String approval = approvalState(status);
+        if (approval != null) {
+            ObjectNode data = Json.MAPPER.createObjectNode().put("turnId", turnId).put("callId", callId)
+                    .put("toolName", status.toolName()).put("state", approval);
+            send(client, dataPart("data-approval", callId, data));
+        }
+    }
+
+    /** The approval part's state this status brings: null when it changes nothing. */
+    private String approvalState(UIStatus status) {
+        String callId = status.callId();
+        if (ToolState.AWAITING_APPROVAL.wire().equals(status.status())) {
+            return awaitingApproval.add(callId) ? "requested" : null;
+        }
+        if (!awaitingApproval.remove(callId)) {
+            return null;
+        }
+        if (ToolState.ABORTED.wire().equals(status.status())) {
+            return "cancelled";
+        }
+        boolean denied = ToolState.ERROR.wire().equals(status.status()) && status.error() != null
+                && ErrorCodes.TOOL_CALL_DENIED.equals(status.error().code());
+        return denied ? "denied" : "approved";
     }
 
     /** Moves to the item's step: what is open ends, the previous step finishes, the next starts. */
@@ -256,11 +353,34 @@ final class UiMessageStream implements LiveEncoder {
         return matcher.find() ? Integer.parseInt(matcher.group(1)) : 0;
     }
 
+    private static String toolNameOrDefault(String toolName) {
+        return toolName != null ? toolName : "tool";
+    }
+
+    /** A data part; a later one of the same type and id replaces it in the client's message. */
+    private static ObjectNode dataPart(String type, String id, JsonNode data) {
+        ObjectNode part = chunk(type).put("id", id);
+        part.set("data", data);
+        return part;
+    }
+
     private static ObjectNode chunk(String type) {
         return Json.MAPPER.createObjectNode().put("type", type);
     }
 
     private static void send(SseClient client, ObjectNode chunk) {
         client.sendData(chunk.toString());
+    }
+
+    /** A tool call's input as streamed so far, and whether its whole input was sent. */
+    private static final class ToolInput {
+        final String callId;
+        final ItemText text;
+        boolean available;
+
+        ToolInput(String callId, ItemText text) {
+            this.callId = callId;
+            this.text = text;
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.turnstream.gateway.http;
 import io.javalin.Javalin;
 import io.javalin.config.RoutesConfig;
 import io.javalin.json.JavalinJackson;
+import io.turnstream.gateway.openai.OpenAiErrors;
 import io.turnstream.model.Json;
 import java.util.List;
 import java.util.Map;
@@ -53,11 +54,11 @@ public final class GatewayServer implements AutoCloseable {
             config.routes.exception(ApiError.class, (e, ctx) -> {
                 ctx.attribute(ANSWERED, true);
                 e.headers().forEach(ctx::header);
-                ctx.status(e.status()).json(error(e.getMessage()));
+                ctx.status(e.status()).json(errorBody(ctx.path(), e.status(), e.getMessage()));
             });
             config.routes.exception(Exception.class, (e, ctx) -> {
                 LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
-                ctx.status(500).json(error("internal error; see the gateway's log"));
+                ctx.status(500).json(errorBody(ctx.path(), 500, "internal error; see the gateway's log"));
             });
             config.routes.error(404, ctx -> {
                 if (ctx.attribute(ANSWERED) == null) {
@@ -69,6 +70,11 @@ public final class GatewayServer implements AutoCloseable {
         });
         app.start(host, port);
         return new GatewayServer(app, host);
+    }
+
+    /** The OpenAI-compatible routes answer errors in OpenAI's shape, every other route {@code {"error": "..."}}. */
+    private static Object errorBody(String path, int status, String message) {
+        return OpenAiErrors.applies(path) ? OpenAiErrors.body(status, message) : error(message);
     }
 
     public static Map<String, String> error(String message) {

@@ -3,6 +3,7 @@ package io.turnstream.gateway.http;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.Json;
+import io.turnstream.model.ScopedIds;
 import java.util.Iterator;
 import java.util.List;
 
@@ -46,5 +47,20 @@ public final class JsonBody {
             throw ApiError.badRequest("'" + field + "' must be a non-empty string");
         }
         return value.asText();
+    }
+
+    /** A field that, when present, is a client-chosen id ({@link ScopedIds}); null when absent. */
+    public static String optionalId(JsonNode json, String field) {
+        String value = optionalText(json, field);
+        return value == null ? null : requireId("'" + field + "'", value);
+    }
+
+    /** An id a client chose (in a body or a path): a 400 saying what an id may be when it is not one. */
+    public static String requireId(String what, String value) {
+        if (!ScopedIds.isValid(value)) {
+            String shown = value == null ? "absent" : value.length() > 40 ? value.length() + " characters long" : "'" + value + "'";
+            throw ApiError.badRequest(what + " must be " + ScopedIds.DESCRIPTION + "; it is " + shown);
+        }
+        return value;
     }
 }

@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -53,11 +54,19 @@ public final class AgentLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
     private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(60);
 
-    /** Everything a turn needs to know, resolved and validated. */
+    /**
+     * Everything a turn needs to know, resolved and validated.
+     *
+     * @param prompt null when the conversation ends with a client-side tool's result
+     * @param clientTools names of the offered tools the caller runs itself: the turn ends at a call of one
+     */
     public record Turn(String turnId, String threadId, String runId, ResolvedProvider provider, String fallbackModel,
                 String system, List<Conversation.Entry> conversation, String prompt,
                 List<ToolDefinition> tools, int maxSteps, TraceContext trace,
-                String tenantId) {
+                String tenantId, Set<String> clientTools) {
+        public Turn {
+            clientTools = Set.copyOf(clientTools);
+        }
     }
 
     /** The turn ended early; the terminal event is already published. */
@@ -173,8 +182,14 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
-            release(awaiting.unreleased());
-            conversation.add(awaitToolResults(awaiting.step(), awaiting.calls(), awaiting.published()));
+            release(executorCalls(awaiting.unreleased()));
+            List<ToolCallRequest> executorCalls = executorCalls(awaiting.calls());
+            if (!executorCalls.isEmpty()) {
+                conversation.add(awaitToolResults(awaiting.step(), executorCalls, awaiting.published()));
+            }
+            if (executorCalls.size() < awaiting.calls().size()) {
+                return done(FinishReasons.TOOL_CALLS);
+            }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
             }
@@ -225,7 +240,8 @@ public final class AgentLoop implements Runnable {
                 producer.stepDone(current, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(),
                         outcome, continued));
             });
-            release(outcome.toolCalls());
+            List<ToolCallRequest> executorCalls = executorCalls(outcome.toolCalls());
+            release(executorCalls);
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
                 reporter.continuing();
@@ -235,7 +251,13 @@ public final class AgentLoop implements Runnable {
             if (outcome.toolCalls().isEmpty()) {
                 return done(outcome.finishReason());
             }
-            conversation.add(awaitToolResults(step, outcome.toolCalls(), Map.of()));
+            if (!executorCalls.isEmpty()) {
+                conversation.add(awaitToolResults(step, executorCalls, Map.of()));
+            }
+            if (executorCalls.size() < outcome.toolCalls().size()) {
+                LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step);
+                return done(FinishReasons.TOOL_CALLS);
+            }
             if (stopsAfterDenial()) {
                 return done(FinishReasons.TOOL_DENIED);
             }
@@ -259,7 +281,7 @@ public final class AgentLoop implements Runnable {
 
     private void publishUserPrompt() {
         String id = turn.runId() + "-user-prompt";
-        if (progress.promptDone()) {
+        if (progress.promptDone() || turn.prompt() == null) {
             return;
         }
         if (!progress.promptStarted()) {
@@ -268,6 +290,15 @@ public final class AgentLoop implements Runnable {
         }
         publish(new StreamPayload.ItemDone(id, new OutputItem(id, ItemType.MESSAGE, turn.prompt(), Origins.USER,
                 null, null, null, null, null, null)));
+    }
+
+    /**
+     * The calls the tool executor runs: all but those of client-side tools, which get no {@code item_done}
+     * (so never reach {@code llm.tool-calls}; the topology completes them, with their streamed arguments,
+     * when the turn closes) and are answered by the caller's next request.
+     */
+    private List<ToolCallRequest> executorCalls(List<ToolCallRequest> calls) {
+        return calls.stream().filter(call -> !turn.clientTools().contains(call.name())).toList();
     }
 
     /**

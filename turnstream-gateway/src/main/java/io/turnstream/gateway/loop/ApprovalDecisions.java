@@ -2,6 +2,7 @@ package io.turnstream.gateway.loop;
 
 import java.time.Duration;
 import java.util.Collections;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -15,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ApprovalDecisions {
 
-    private static final int KEPT = 10_000;
+    static final int KEPT = 10_000;
     /** How long a request waits for its decision to be published and read back. */
     public static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(10);
 
@@ -27,13 +28,32 @@ public final class ApprovalDecisions {
     public static final class Round {
         public final CompletableFuture<Void> asked = new CompletableFuture<>();
         public final CompletableFuture<Decision> decision = new CompletableFuture<>();
+
+        /** Asked and not decided: a person may still be about to decide it. */
+        boolean pending() {
+            return asked.isDone() && !decision.isDone();
+        }
     }
 
+    /**
+     * turn/call -> round. Past {@value #KEPT} the least recently used round that is not pending goes (rounds
+     * for calls no one asked about first come and go this way): a pending approval is never evicted, so no
+     * flood of requests for unknown call ids, from any tenant, loses another tenant's ask.
+     */
     private final Map<String, Round> rounds = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, true) {
                 @Override
                 protected boolean removeEldestEntry(Map.Entry<String, Round> eldest) {
-                    return size() > KEPT;
+                    if (size() > KEPT) {
+                        Iterator<Round> oldestFirst = values().iterator();
+                        while (oldestFirst.hasNext()) {
+                            if (!oldestFirst.next().pending()) {
+                                oldestFirst.remove();
+                                break;
+                            }
+                        }
+                    }
+                    return false;
                 }
             });
 

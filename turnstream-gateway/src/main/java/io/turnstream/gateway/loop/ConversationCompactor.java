@@ -101,7 +101,8 @@ final class ConversationCompactor {
             if (kept > budget) {
                 break;
             }
-            if (entries.get(i) instanceof Conversation.AssistantNative || entries.get(i) instanceof Conversation.AssistantText) {
+            if (entries.get(i) instanceof Conversation.AssistantNative || entries.get(i) instanceof Conversation.AssistantText
+                    || entries.get(i) instanceof Conversation.AssistantToolCalls) {
                 split = i;
             }
         }
@@ -117,6 +118,8 @@ final class ConversationCompactor {
             chars = assistant.text().length();
         } else if (entry instanceof Conversation.AssistantNative step) {
             chars = step.content().toString().length();
+        } else if (entry instanceof Conversation.AssistantToolCalls calls) {
+            chars = (calls.text() == null ? 0 : calls.text().length()) + calls.calls().toString().length();
         } else {
             chars = ((Conversation.ToolOutputs) entry).outputs().stream().mapToLong(o -> o.text().length()).sum();
         }

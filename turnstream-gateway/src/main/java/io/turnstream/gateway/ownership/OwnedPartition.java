@@ -3,6 +3,7 @@ package io.turnstream.gateway.ownership;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
@@ -22,6 +23,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -44,7 +46,7 @@ public final class OwnedPartition implements AutoCloseable {
     private final Topics topics;
     private final WireFormat format;
     private final Clock clock;
-    private final KafkaProducer<String, byte[]> producer;
+    private final Producer<String, byte[]> producer;
     private final AutoCloseable producerMetrics;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** Offsets of the requests whose turns have not finished, to the turn id. */
@@ -54,13 +56,37 @@ public final class OwnedPartition implements AutoCloseable {
     private volatile boolean closed;
     private long committedOffset = -1;
 
-    /** Fences the previous owner: returns once its open transaction is aborted. */
-    OwnedPartition(TopicPartition partition, Properties kafkaProperties, String groupId, Topics topics,
-                   WireFormat format, ServiceMetrics metrics, Clock clock) {
+    /**
+     * Fences the previous owner: returns once its open transaction is aborted. On failure (for
+     * instance {@code InitProducerId} timing out while the transaction coordinator moves) the
+     * producer is closed and the error thrown: the partition's takeover is retried.
+     */
+    OwnedPartition(TopicPartition partition, TransactionalProducer opened, Topics topics, WireFormat format,
+                   Clock clock) {
         this.partition = partition;
         this.clock = clock;
         this.topics = topics;
         this.format = format;
+        this.producer = opened.producer();
+        this.producerMetrics = opened.meters();
+        try {
+            producer.initTransactions();
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    /** A partition's transactional producer, not yet initialised, and the meters bound to it. */
+    public record TransactionalProducer(Producer<String, byte[]> producer, AutoCloseable meters) {
+    }
+
+    /**
+     * The Kafka producer of a partition's turns: its transactional id is the group id plus the
+     * partition number, so each owner fences the one before.
+     */
+    static TransactionalProducer kafkaProducer(TopicPartition partition, Properties kafkaProperties, String groupId,
+                                               ServiceMetrics metrics) {
         Properties props = new Properties();
         props.putAll(kafkaProperties);
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, groupId + "-turns-" + partition.partition());
@@ -71,14 +97,8 @@ public final class OwnedPartition implements AutoCloseable {
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-gateway-turns-" + partition.partition());
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        this.producer = new KafkaProducer<>(props);
-        try {
-            producer.initTransactions();
-        } catch (RuntimeException e) {
-            producer.close(Duration.ZERO);
-            throw e;
-        }
-        this.producerMetrics = metrics.bind(producer);
+        KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props);
+        return new TransactionalProducer(producer, metrics.bind(producer));
     }
 
     TopicPartition partition() {
@@ -117,7 +137,7 @@ public final class OwnedPartition implements AutoCloseable {
             @Override
             public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
-                        partition.partition(), request.threadId(),
+                        partition.partition(), ScopedIds.threadKey(request.tenantId(), request.threadId()),
                         format.write(topics.turnRequests(), request.stepDone(step, checkpoint)));
                 trace.addTo(record.headers());
                 return send(record);
@@ -147,16 +167,19 @@ public final class OwnedPartition implements AutoCloseable {
         }
     }
 
-    /** Waits up to {@code timeout} for every turn to stop; returns whether they did. */
+    /**
+     * Waits up to {@code timeout} (by the injected clock) for every turn to stop; returns whether
+     * they did. Turns stopping wake it at once.
+     */
     boolean awaitIdle(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = clock.millis() + timeout.toMillis();
         synchronized (running) {
             while (!running.isEmpty()) {
-                long left = deadline - System.nanoTime();
+                long left = deadline - clock.millis();
                 if (left <= 0) {
                     return false;
                 }
-                running.wait(Math.max(1, left / 1_000_000));
+                running.wait(left);
             }
             return true;
         }
@@ -242,6 +265,10 @@ public final class OwnedPartition implements AutoCloseable {
     @Override
     public void close() {
         abandon();
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
         try {
             producerMetrics.close();
         } catch (Exception e) {

@@ -91,6 +91,18 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
         }
 
         @Override
+        public void assistantToolCalls(String text, List<Conversation.ToolCall> calls) {
+            ArrayNode blocks = out.addObject().put("role", "assistant").putArray("content");
+            if (text != null && !text.isEmpty()) {
+                blocks.addObject().put("type", "text").put("text", text);
+            }
+            for (Conversation.ToolCall call : calls) {
+                blocks.addObject().put("type", "tool_use").put("id", call.callId()).put("name", call.name())
+                        .set("input", call.arguments());
+            }
+        }
+
+        @Override
         public void toolOutputs(List<Conversation.ToolOutput> outputs) {
             ArrayNode content = out.addObject().put("role", "user").putArray("content");
             for (Conversation.ToolOutput output : outputs) {

@@ -23,6 +23,20 @@ public final class Conversation {
     public record AssistantText(String text) implements Entry {
     }
 
+    /**
+     * Assistant tool calls from the caller's history (a client-side tool's call, sent back with its
+     * result by an OpenAI-compatible client), with the text said before them, if any.
+     */
+    public record AssistantToolCalls(String text, List<ToolCall> calls) implements Entry {
+        public AssistantToolCalls {
+            calls = List.copyOf(calls);
+        }
+    }
+
+    /** @param arguments the call's arguments, a JSON object */
+    public record ToolCall(String callId, String name, JsonNode arguments) {
+    }
+
     /** An assistant step of this turn, in the wire shape of the adapter that produced it. */
     public record AssistantNative(JsonNode content) implements Entry {
     }
@@ -45,6 +59,8 @@ public final class Conversation {
         void assistant(String text);
 
         void assistantNative(JsonNode content);
+
+        void assistantToolCalls(String text, List<ToolCall> calls);
 
         void toolOutputs(List<ToolOutput> outputs);
     }
@@ -74,6 +90,8 @@ public final class Conversation {
                 renderer.user(user.text());
             } else if (entry instanceof AssistantText assistant) {
                 renderer.assistant(assistant.text());
+            } else if (entry instanceof AssistantToolCalls calls) {
+                renderer.assistantToolCalls(calls.text(), calls.calls());
             } else if (entry instanceof AssistantNative step) {
                 renderer.assistantNative(step.content());
             } else if (entry instanceof ToolOutputs results) {

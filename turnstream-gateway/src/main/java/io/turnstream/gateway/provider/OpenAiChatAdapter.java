@@ -44,6 +44,21 @@ public final class OpenAiChatAdapter implements ProviderAdapter {
         }
 
         @Override
+        public void assistantToolCalls(String text, List<Conversation.ToolCall> calls) {
+            ObjectNode message = out.addObject().put("role", "assistant");
+            if (text != null && !text.isEmpty()) {
+                message.put("content", text);
+            } else {
+                message.putNull("content");
+            }
+            ArrayNode toolCalls = message.putArray("tool_calls");
+            for (Conversation.ToolCall call : calls) {
+                toolCalls.addObject().put("id", call.callId()).put("type", "function").putObject("function")
+                        .put("name", call.name()).put("arguments", call.arguments().toString());
+            }
+        }
+
+        @Override
         public void toolOutputs(List<Conversation.ToolOutput> outputs) {
             for (Conversation.ToolOutput output : outputs) {
                 out.addObject().put("role", "tool").put("tool_call_id", output.callId())

@@ -49,6 +49,17 @@ public final class OpenAiResponsesAdapter implements ProviderAdapter {
         }
 
         @Override
+        public void assistantToolCalls(String text, List<Conversation.ToolCall> calls) {
+            if (text != null && !text.isEmpty()) {
+                assistant(text);
+            }
+            for (Conversation.ToolCall call : calls) {
+                out.addObject().put("type", "function_call").put("call_id", call.callId()).put("name", call.name())
+                        .put("arguments", call.arguments().toString());
+            }
+        }
+
+        @Override
         public void toolOutputs(List<Conversation.ToolOutput> outputs) {
             for (Conversation.ToolOutput output : outputs) {
                 String type = customCalls.contains(output.callId()) ? "custom_tool_call_output" : "function_call_output";

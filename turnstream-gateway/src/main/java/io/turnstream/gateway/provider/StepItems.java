@@ -172,6 +172,8 @@ public final class StepItems {
         private final ItemType type;
         private final StringBuilder content = new StringBuilder();
         private final StringBuilder arguments = new StringBuilder();
+        /** Some of the arguments went out as {@code item_delta}s. */
+        private boolean argumentsStreamed;
         private String name;
         private String callId;
 
@@ -207,17 +209,35 @@ public final class StepItems {
             return content.toString();
         }
 
-        /** Accumulates a function call's argument JSON; not streamed, the contract carries it in {@code item_done}. */
+        /**
+         * Streams a fragment of a function call's argument JSON as an {@code item_delta} (so clients see
+         * the input as it is written: the topology's appends, {@code /api/chat}'s
+         * {@code tool-input-delta}); the whole arguments are still what its {@code item_done} carries.
+         */
         public void appendArguments(String fragment) {
-            if (fragment != null) {
-                arguments.append(fragment);
+            if (fragment == null || fragment.isEmpty()) {
+                return;
+            }
+            arguments.append(fragment);
+            if (isOpen()) {
+                argumentsStreamed = true;
+                emit(new StreamPayload.ItemDelta(id, fragment));
             }
         }
 
-        /** The provider's own complete arguments, which win over the accumulated fragments. */
+        /**
+         * The provider's own complete arguments, which win over the streamed fragments in {@code item_done}.
+         * Arguments that come only whole are streamed as one fragment: a client-side call, which gets no
+         * {@code item_done}, is completed by the topology from what was streamed.
+         */
         public void replaceArguments(String complete) {
+            boolean nothingStreamed = arguments.isEmpty();
             arguments.setLength(0);
-            arguments.append(complete);
+            if (nothingStreamed) {
+                appendArguments(complete);
+            } else {
+                arguments.append(complete);
+            }
         }
 
         public String arguments() {
@@ -258,6 +278,10 @@ public final class StepItems {
                 String args = arguments.toString().isBlank() ? "{}" : arguments.toString();
                 if (callId == null) {
                     callId("call_" + id);
+                }
+                if (!argumentsStreamed) {
+                    // arguments that came whole (or not at all) are the item's content too
+                    emit(new StreamPayload.ItemDelta(id, args));
                 }
                 // its item_done waits for the step's commit (see the class comment)
                 toolCalls.add(new ToolCallRequest(id, callId, name, args));

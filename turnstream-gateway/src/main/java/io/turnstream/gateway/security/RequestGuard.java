@@ -6,6 +6,7 @@ import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.model.Json;
 import java.io.IOException;
 import java.util.Iterator;
@@ -23,19 +24,34 @@ public final class RequestGuard implements GatewayServer.Routes {
 
     /** The context attribute holding the caller's tenant (absent when the gateway runs without keys). */
     private static final String TENANT = "turnstream.tenant";
+    /** The context attribute holding the guard's {@link TenantTraffic}, for {@link #openStream}. */
+    private static final String TRAFFIC = "turnstream.traffic";
     /** Paths whose next segment is a turn id: the turn must be the caller's. */
     private static final String TURN_PATH = "/v1/turns/";
     private static final Set<HandlerType> WITH_BODY = Set.of(HandlerType.POST, HandlerType.PUT, HandlerType.PATCH);
-    private static final String ALLOWED_HEADERS = "Authorization, Content-Type, Last-Event-ID";
+    private static final String ALLOWED_HEADERS = "Authorization, Content-Type, Last-Event-ID, Idempotency-Key, "
+            + "x-turnstream-thread-id";
     /** Host names only this machine answers to; a name such as 127.example.com is not one of them. */
     private static final Pattern LOOPBACK_HOST = Pattern.compile("localhost|127(\\.\\d{1,3}){3}|\\[::1\\]");
 
     private final SecurityConfig config;
     private final TurnOwnership ownership;
+    private final TenantTraffic traffic;
 
     public RequestGuard(SecurityConfig config, TurnOwnership ownership) {
         this.config = config;
         this.ownership = ownership;
+        this.traffic = TenantTraffic.of(config);
+    }
+
+    /**
+     * Counts an event stream the route is about to open against the caller's tenant's limit (429 over it).
+     *
+     * @return what to run when the stream closes
+     */
+    public static Runnable openStream(Context ctx) {
+        TenantTraffic traffic = ctx.attribute(TRAFFIC);
+        return traffic == null ? () -> { } : traffic.openStream(tenant(ctx));
     }
 
     /** The caller's tenant, or null when the gateway runs without keys. */
@@ -58,12 +74,22 @@ public final class RequestGuard implements GatewayServer.Routes {
         }
         requireLocalHostName(ctx);
         authenticate(ctx);
+        if (config.keys().configured()) {
+            // limits between tenants; a gateway without keys has one user, on loopback
+            traffic.request(tenant(ctx));
+            ctx.attribute(TRAFFIC, traffic);
+        }
         if (WITH_BODY.contains(ctx.method())) {
             checkBody(ctx);
         }
         String turnId = turnIdOf(ctx.path());
         if (turnId != null) {
-            ownership.require(tenant(ctx), turnId);
+            JsonBody.requireId("the turn id", turnId);
+            if (!ownership.visibleNow(tenant(ctx), turnId)) {
+                // the route runs once the future completes; the wait holds no request thread
+                String caller = tenant(ctx);
+                ctx.future(() -> ownership.whenVisible(caller, turnId));
+            }
         }
     }
 
@@ -85,7 +111,8 @@ public final class RequestGuard implements GatewayServer.Routes {
         }
         ctx.header("Access-Control-Allow-Origin", origin);
         ctx.header("Vary", "Origin");
-        ctx.header("Access-Control-Expose-Headers", "Retry-After");
+        ctx.header("Access-Control-Expose-Headers", "Retry-After, traceparent, Idempotent-Replayed, x-turnstream-turn-id, "
+                + "x-turnstream-thread-id");
         if (!preflight) {
             return false;
         }

@@ -19,14 +19,17 @@ import java.util.regex.Pattern;
  * @param model null for the provider's default (only the simulated provider has one)
  * @param threadId null for a new thread
  * @param history the conversation before the prompt (from {@code messages})
- * @param prompt the last user message: the turn's prompt
+ * @param prompt the last user message: the turn's prompt; null when the conversation ends with tool results
+ *               (a client-side tool's result continuing the thread)
  * @param tools null for the built-in tools; empty for none
  * @param maxSteps null for the configured default
  * @param fallbackModel null for the configured default
+ * @param clientTools tools the caller runs itself (declared in an OpenAI-compatible request): offered to the
+ *                    model besides {@code tools}; the turn stops at a call of one and returns it to the caller
  */
 public record TurnRequest(String provider, String model, String threadId, String system,
                           List<Conversation.Entry> history, String prompt, List<ToolDefinition> tools,
-                          Integer maxSteps, String fallbackModel) {
+                          Integer maxSteps, String fallbackModel, List<ToolDefinition> clientTools) {
 
     public static final int MAX_STEPS_LIMIT = 100;
 
@@ -37,6 +40,13 @@ public record TurnRequest(String provider, String model, String threadId, String
     public TurnRequest {
         history = List.copyOf(history);
         tools = tools == null ? null : List.copyOf(tools);
+        clientTools = clientTools == null ? List.of() : List.copyOf(clientTools);
+    }
+
+    /** A request without client-side tools. */
+    public TurnRequest(String provider, String model, String threadId, String system, List<Conversation.Entry> history,
+                       String prompt, List<ToolDefinition> tools, Integer maxSteps, String fallbackModel) {
+        this(provider, model, threadId, system, history, prompt, tools, maxSteps, fallbackModel, null);
     }
 
     /** A single-prompt turn with every default. */
@@ -47,7 +57,9 @@ public record TurnRequest(String provider, String model, String threadId, String
     /** The conversation the first step sends: the history, then the prompt. */
     public List<Conversation.Entry> conversation() {
         List<Conversation.Entry> all = new ArrayList<>(history);
-        all.add(new Conversation.UserText(prompt));
+        if (prompt != null) {
+            all.add(new Conversation.UserText(prompt));
+        }
         return all;
     }
 
@@ -65,30 +77,86 @@ public record TurnRequest(String provider, String model, String threadId, String
             body.put("prompt", prompt);
         } else {
             ArrayNode messages = body.putArray("messages");
-            for (Conversation.Entry entry : history) {
-                if (entry instanceof Conversation.UserText user) {
-                    messages.addObject().put("role", "user").put("content", user.text());
-                } else if (entry instanceof Conversation.AssistantText assistant) {
-                    messages.addObject().put("role", "assistant").put("content", assistant.text());
-                } else {
-                    throw new IllegalStateException("a request's history holds only text, not " + entry);
-                }
+            history.forEach(entry -> writeEntry(entry, messages.addObject()));
+            if (prompt != null) {
+                messages.addObject().put("role", "user").put("content", prompt);
             }
-            messages.addObject().put("role", "user").put("content", prompt);
         }
         if (tools != null) {
-            ArrayNode list = body.putArray("tools");
-            for (ToolDefinition tool : tools) {
-                ObjectNode json = list.addObject().put("name", tool.name());
-                putIfSet(json, "description", tool.description());
-                json.set("parameters", tool.parameters());
-            }
+            writeTools(tools, body.putArray("tools"));
+        }
+        if (!clientTools.isEmpty()) {
+            writeTools(clientTools, body.putArray("clientTools"));
         }
         if (maxSteps != null) {
             body.put("maxSteps", maxSteps);
         }
         putIfSet(body, "fallbackModel", fallbackModel);
         return body;
+    }
+
+    /**
+     * One history entry as a message on {@code llm.turn-requests}: {@code {role, content}} for text,
+     * {@code {role: "assistant", content?, toolCalls}} and {@code {role: "tool", outputs}} for client-side
+     * tool calls and their results.
+     */
+    private static void writeEntry(Conversation.Entry entry, ObjectNode message) {
+        if (entry instanceof Conversation.UserText user) {
+            message.put("role", "user").put("content", user.text());
+        } else if (entry instanceof Conversation.AssistantText assistant) {
+            message.put("role", "assistant").put("content", assistant.text());
+        } else if (entry instanceof Conversation.AssistantToolCalls calls) {
+            message.put("role", "assistant");
+            putIfSet(message, "content", calls.text());
+            ArrayNode list = message.putArray("toolCalls");
+            calls.calls().forEach(call -> list.addObject().put("callId", call.callId()).put("name", call.name())
+                    .set("arguments", call.arguments()));
+        } else if (entry instanceof Conversation.ToolOutputs outputs) {
+            message.put("role", "tool");
+            ArrayNode list = message.putArray("outputs");
+            outputs.outputs().forEach(output -> list.addObject().put("callId", output.callId())
+                    .put("toolName", output.toolName()).put("text", output.text()).put("success", output.success()));
+        } else {
+            throw new IllegalStateException("a request's history holds no " + entry);
+        }
+    }
+
+    private static Conversation.Entry readEntry(JsonNode message) {
+        String role = message.path("role").asText();
+        if ("tool".equals(role)) {
+            List<Conversation.ToolOutput> outputs = new ArrayList<>();
+            message.path("outputs").forEach(output -> outputs.add(new Conversation.ToolOutput(
+                    output.path("callId").asText(), text(output, "toolName"), output.path("text").asText(),
+                    output.path("success").asBoolean(true))));
+            return new Conversation.ToolOutputs(outputs);
+        }
+        if (message.has("toolCalls")) {
+            List<Conversation.ToolCall> calls = new ArrayList<>();
+            message.get("toolCalls").forEach(call -> calls.add(new Conversation.ToolCall(call.path("callId").asText(),
+                    call.path("name").asText(), call.get("arguments"))));
+            return new Conversation.AssistantToolCalls(text(message, "content"), calls);
+        }
+        String content = message.path("content").asText();
+        return "assistant".equals(role) ? new Conversation.AssistantText(content) : new Conversation.UserText(content);
+    }
+
+    private static void writeTools(List<ToolDefinition> tools, ArrayNode list) {
+        for (ToolDefinition tool : tools) {
+            ObjectNode json = list.addObject().put("name", tool.name());
+            putIfSet(json, "description", tool.description());
+            json.set("parameters", tool.parameters());
+        }
+    }
+
+    private static List<ToolDefinition> readTools(JsonNode list) {
+        if (!list.isArray()) {
+            return null;
+        }
+        List<ToolDefinition> tools = new ArrayList<>();
+        for (JsonNode tool : list) {
+            tools.add(new ToolDefinition(tool.path("name").asText(), text(tool, "description"), tool.get("parameters")));
+        }
+        return tools;
     }
 
     private static void putIfSet(ObjectNode json, String field, String value) {
@@ -110,29 +178,22 @@ public record TurnRequest(String provider, String model, String threadId, String
         String prompt = text(json, "prompt");
         JsonNode messages = json.path("messages");
         for (int i = 0; i < messages.size(); i++) {
-            JsonNode message = messages.get(i);
-            String content = message.path("content").asText();
-            if (i == messages.size() - 1) {
-                prompt = content;
-            } else if ("assistant".equals(message.path("role").asText())) {
-                history.add(new Conversation.AssistantText(content));
+            Conversation.Entry entry = readEntry(messages.get(i));
+            if (i == messages.size() - 1 && entry instanceof Conversation.UserText user) {
+                prompt = user.text();
             } else {
-                history.add(new Conversation.UserText(content));
+                history.add(entry);
             }
         }
-        if (prompt == null) {
+        boolean endsWithResults = !history.isEmpty() && history.get(history.size() - 1) instanceof Conversation.ToolOutputs;
+        if (prompt == null && !endsWithResults) {
             throw new IllegalArgumentException("a turn request without 'prompt' or 'messages'");
         }
-        List<ToolDefinition> tools = null;
-        if (json.path("tools").isArray()) {
-            tools = new ArrayList<>();
-            for (JsonNode tool : json.get("tools")) {
-                tools.add(new ToolDefinition(tool.path("name").asText(), text(tool, "description"), tool.get("parameters")));
-            }
-        }
+        List<ToolDefinition> clientTools = readTools(json.path("clientTools"));
         return new TurnRequest(text(json, "provider"), text(json, "model"), text(json, "threadId"), text(json, "system"),
-                history, prompt, tools, json.path("maxSteps").isInt() ? json.get("maxSteps").asInt() : null,
-                text(json, "fallbackModel"));
+                history, prompt, readTools(json.path("tools")),
+                json.path("maxSteps").isInt() ? json.get("maxSteps").asInt() : null, text(json, "fallbackModel"),
+                clientTools);
     }
 
     private static String text(JsonNode json, String field) {
@@ -151,7 +212,7 @@ public record TurnRequest(String provider, String model, String threadId, String
         }
         List<Conversation.Entry> history = new ArrayList<>();
         String prompt = hasPrompt ? optional(json, "prompt") : messages(json.get("messages"), history);
-        return new TurnRequest(optional(json, "provider"), optional(json, "model"), optional(json, "threadId"),
+        return new TurnRequest(optional(json, "provider"), optional(json, "model"), JsonBody.optionalId(json, "threadId"),
                 optional(json, "system"), history, prompt, tools(json.get("tools")), maxSteps(json.get("maxSteps")),
                 optional(json, "fallbackModel"));
     }

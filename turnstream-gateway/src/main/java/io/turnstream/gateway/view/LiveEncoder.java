@@ -1,6 +1,8 @@
 package io.turnstream.gateway.view;
 
 import io.javalin.http.sse.SseClient;
+import io.turnstream.model.Json;
+import java.util.Map;
 
 /**
  * What one kind of SSE client makes of a turn's live events. Called on one sender thread at a time,
@@ -21,5 +23,13 @@ public interface LiveEncoder {
 
     /** Writes what ends the stream after the turn's terminal event (nothing by default). */
     default void close(SseClient client) {
+    }
+
+    /**
+     * Writes the last event of a stream closed because its client fell too far behind (an {@code error}
+     * event {@code {"error": message}} by default); the client may resume from its last event id.
+     */
+    default void fellBehind(SseClient client, String message) {
+        client.sendEvent("error", Json.toString(Map.of("error", message)));
     }
 }

@@ -11,10 +11,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One SSE client of one turn. The feed thread only queues; a shared sender pool writes through the
- * client's {@link LiveEncoder}, so a slow client never holds up the feed or other clients. A client
- * that falls {@code maxQueued} events behind is disconnected: it reconnects with {@code Last-Event-ID}
- * and resumes. The stream ends after the turn's terminal event.
+ * One SSE client of one turn. The feed thread only queues, into this client's bounded queue; a sender
+ * pool writes through the client's {@link LiveEncoder}, one drain per client at a time. Writes block
+ * while a client does not read, so the pool grows a thread per blocked client instead of sharing a few:
+ * a client that stops reading holds only its own thread (until Jetty's idle timeout ends its connection),
+ * never another client's stream. A client that falls {@code maxQueued} events behind gets a final event
+ * saying so ({@link LiveEncoder#fellBehind}) and is closed: it reconnects with {@code Last-Event-ID} and
+ * resumes. The stream ends after the turn's terminal event.
  */
 final class SseSubscriber {
 
@@ -25,6 +28,8 @@ final class SseSubscriber {
     private static final Logger LOG = LoggerFactory.getLogger(SseSubscriber.class);
     private static final Outgoing HEARTBEAT = new Outgoing(null, null, false);
     private static final Outgoing OPENING = new Outgoing(null, null, true);
+    /** The last line a client that fell behind gets. */
+    private static final Outgoing FELL_BEHIND = new Outgoing(null, null, false);
 
     private final SseClient client;
     private final LiveEncoder encoder;
@@ -59,7 +64,9 @@ final class SseSubscriber {
         position = position.after(event);
         if (queued.incrementAndGet() > maxQueued) {
             done = true;
-            sender.execute(client::close);
+            queue.clear();
+            queue.add(FELL_BEHIND);
+            schedule();
             return;
         }
         queue.add(new Outgoing(event, position, false));
@@ -93,6 +100,10 @@ final class SseSubscriber {
             Outgoing next;
             while ((next = queue.poll()) != null) {
                 queued.decrementAndGet();
+                if (next == FELL_BEHIND) {
+                    fellBehind();
+                    continue;
+                }
                 if (done()) {
                     continue;
                 }
@@ -109,6 +120,17 @@ final class SseSubscriber {
             if (queue.isEmpty() || !draining.compareAndSet(false, true)) {
                 return;
             }
+        }
+    }
+
+    private void fellBehind() {
+        try {
+            encoder.fellBehind(client, "this stream fell more than " + maxQueued + " events behind and is closed;"
+                    + " reconnect with Last-Event-ID to resume");
+        } catch (RuntimeException gone) {
+            // the client is gone: closing it is all that is left
+        } finally {
+            client.close();
         }
     }
 

@@ -5,6 +5,7 @@ import io.javalin.http.Context;
 import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.UiPayloadType;
 import java.io.InputStream;
 import java.util.Map;
@@ -45,13 +46,15 @@ public final class TurnEventsApi implements GatewayServer.Routes {
     /**
      * Starts a {@code text/event-stream} response for any client. Javalin's SseHandler serves only
      * clients that send {@code Accept: text/event-stream}; curl and fetch() do not, so streams are
-     * opened here.
+     * opened here. Each counts against the caller's tenant's open streams until it closes (429 over the limit).
      */
     public static SseClient openEventStream(Context ctx) throws java.io.IOException {
+        Runnable closeStream = RequestGuard.openStream(ctx);
         ctx.status(200).contentType("text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
         ctx.res().flushBuffer();
         SseClient client = new SseClient(ctx);
+        client.onClose(closeStream);
         client.keepAlive();
         return client;
     }

@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,6 +46,8 @@ public final class TurnViews implements AutoCloseable {
     private final Map<String, TurnChannel> channels;
     private final ItemStateView state;
     private final ThreadTurns threads;
+    /** Callers waiting for a turn's end, by turn id. */
+    private final Map<String, List<CompletableFuture<TurnSnapshot>>> endWaiters = new ConcurrentHashMap<>();
     private final AtomicInteger senderThreads = new AtomicInteger();
     private final ExecutorService sender;
     private final ScheduledExecutorService heartbeats;
@@ -62,7 +66,8 @@ public final class TurnViews implements AutoCloseable {
                 return size() > config.maxBufferedTurns() && eldest.getValue().idle();
             }
         };
-        this.sender = Executors.newFixedThreadPool(4, daemon("turnstream-sse-sender-"));
+        // a thread per client blocked on a write, not a few shared ones (see SseSubscriber); idle ones end
+        this.sender = Executors.newCachedThreadPool(daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
                 threads::record);
@@ -120,6 +125,39 @@ public final class TurnViews implements AutoCloseable {
             throw new IllegalArgumentException("a live event needs a turn id");
         }
         channel(turnId).publish(event);
+        if (event.isTerminal()) {
+            List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.remove(turnId);
+            if (waiting != null) {
+                TurnSnapshot ended = snapshot(turnId, null).orElseThrow();
+                waiting.forEach(waiter -> waiter.complete(ended));
+            }
+        }
+    }
+
+    /**
+     * The turn's snapshot once its terminal event is read (at once when it already was), for callers
+     * that answer with the whole turn rather than a stream of it.
+     */
+    public CompletableFuture<TurnSnapshot> ended(String turnId) {
+        CompletableFuture<TurnSnapshot> waiter = new CompletableFuture<>();
+        endWaiters.computeIfAbsent(turnId, id -> new CopyOnWriteArrayList<>()).add(waiter);
+        // registered first, checked second: an end read in between completes the waiter in publish()
+        snapshot(turnId, null).filter(snapshot -> snapshot.turn() != null
+                && snapshot.turn().type() != UiPayloadType.TURN_STARTED).ifPresent(snapshot -> {
+                    waiter.complete(snapshot);
+                    endWaiters.computeIfPresent(turnId, (id, list) -> {
+                        list.remove(waiter);
+                        return list.isEmpty() ? null : list;
+                    });
+                });
+        return waiter;
+    }
+
+    private void stopWaiting(String turnId, CompletableFuture<TurnSnapshot> waiter) {
+        endWaiters.computeIfPresent(turnId, (id, list) -> {
+            list.remove(waiter);
+            return list.isEmpty() ? null : list;
+        });
     }
 
     private TurnChannel channel(String turnId) {
@@ -156,7 +194,7 @@ public final class TurnViews implements AutoCloseable {
      * @param tenantId the caller's tenant: another tenant's turn is none; null when the gateway has no keys
      */
     public Optional<String> runningTurnOf(String threadId, String tenantId) {
-        return threads.latest(threadId).filter(turnId -> snapshot(turnId, null)
+        return threads.latest(tenantId, threadId).filter(turnId -> snapshot(turnId, null)
                 .filter(snapshot -> tenantId == null
                         || (snapshot.turn() != null && tenantId.equals(snapshot.turn().tenantId())))
                 .map(snapshot -> snapshot.status() == TurnPhase.RUNNING).orElse(false));

@@ -69,6 +69,38 @@ class ChatTenantsTest {
         assertThat(other.statusCode()).as("another tenant's chat is no running turn of its own").isEqualTo(204);
     }
 
+    @Test
+    void anotherTenantsTurnOnTheSameChatIdLeavesTheFirstTenantsResumeAlone() throws Exception {
+        String chatId = "chat-" + UUID.randomUUID();
+        TurnRecords first = live.newTurn(chatId, "tenant-a");
+        first.started();
+        await().until(() -> live.gateway().views().runningTurnOf(chatId, "tenant-a").isPresent());
+        TurnRecords second = live.newTurn(chatId, "tenant-b");
+        second.started();
+        await().until(() -> live.gateway().views().runningTurnOf(chatId, "tenant-b").isPresent());
+
+        assertThat(live.gateway().views().runningTurnOf(chatId, "tenant-a")).hasValue(first.id);
+        assertThat(live.gateway().views().runningTurnOf(chatId, "tenant-b")).hasValue(second.id);
+        HttpResponse<InputStream> own = resume(chatId, KEY_A);
+        own.body().close();
+        assertThat(own.statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void chatIdsThatAreNoPlainIdsAre400() throws Exception {
+        HttpResponse<String> tooLong = http.send(HttpRequest.newBuilder(URI.create(live.gateway().baseUrl() + "/api/chat"))
+                .header("content-type", "application/json").header("Authorization", "Bearer " + KEY_A)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"id\": \"" + "x".repeat(129) + "\", \"trigger\": \"submit-message\", "
+                        + "\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<InputStream> slash = resume("a%2Fb", KEY_A);
+        slash.body().close();
+
+        assertThat(tooLong.statusCode()).isEqualTo(400);
+        assertThat(tooLong.body()).contains("1 to 128 letters, digits");
+        assertThat(slash.statusCode()).isEqualTo(400);
+    }
+
     private static HttpResponse<InputStream> resume(String chatId, String key) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create(live.gateway().baseUrl() + "/api/chat/" + chatId + "/stream"))
                 .header("Authorization", "Bearer " + key).build(), HttpResponse.BodyHandlers.ofInputStream());

@@ -11,7 +11,9 @@ import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.view.LiveTopicsGateway;
 import io.turnstream.gateway.view.TurnRecords;
 import io.turnstream.model.ChangeType;
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.UiItemType;
 import io.turnstream.testsupport.UsesBroker;
 import java.io.IOException;
@@ -122,12 +124,13 @@ class UiMessageStreamTest {
     void toolOutcomesAndAFailedTurnEndTheMessageWithAnError() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);
-        chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 3);
-        chunks.receive(() -> turn.toolOutput("c-s1-out0", "call-1", "read_file", "no such file: missing.md", false), 4);
+        chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 4);
+        chunks.receive(() -> turn.toolOutput("c-s1-out0", "call-1", "read_file", "no such file: missing.md", false), 5);
         turn.failed("STREAM_STALLED", "the provider sent nothing for 30 s");
 
         await().until(chunks::ended);
-        assertThat(chunks.lines()).containsSubsequence(
+        assertThat(chunks.lines()).as("a call seen only when complete still opens its input").containsSubsequence(
+                "{\"type\":\"tool-input-start\",\"toolCallId\":\"call-1\",\"toolName\":\"read_file\"}",
                 "{\"type\":\"tool-input-available\",\"toolCallId\":\"call-1\",\"toolName\":\"read_file\","
                         + "\"input\":{\"path\":\"missing.md\"}}",
                 "{\"type\":\"tool-output-error\",\"toolCallId\":\"call-1\",\"errorText\":\"no such file: missing.md\"}",
@@ -135,6 +138,64 @@ class UiMessageStreamTest {
                 "{\"type\":\"error\",\"errorText\":\"STREAM_STALLED: the provider sent nothing for 30 s\"}");
         assertThat(chunks.json().get(chunks.json().size() - 1).get("finishReason").asText()).isEqualTo("error");
         assertThat(chunks.lines()).last().isEqualTo("[DONE]");
+    }
+
+    @Test
+    void aToolCallsInputStreamsFromItsPendingStatusAndArgumentAppendsAndItsApprovalIsADataPart() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        turn.append("t-s1-0", 0, "{\"path\":");
+        chunks.receive(() -> turn.toolStatus("t-s1-0", "call-7", "write_file", ToolState.PENDING, null), 5);
+        chunks.receive(() -> turn.append("t-s1-0", 8, "\"a.md\"}"), 6);
+        chunks.receive(() -> turn.toolCall("t-s1-0", "call-7", "write_file", "{\"path\":\"a.md\"}"), 7);
+        chunks.receive(() -> turn.append("t-s1-0", 0, "{\"path\":\"a.md\"}"), 7);
+        chunks.receive(() -> turn.toolStatus("t-s1-0", "call-7", "write_file", ToolState.AWAITING_APPROVAL, null), 9);
+        chunks.receive(() -> turn.toolStatus("t-s1-0", "call-7", "write_file", ToolState.RUNNING, null), 11);
+        chunks.receive(() -> turn.toolOutput("t-s1-out0", "call-7", "write_file", "wrote a.md", true), 12);
+        turn.completed();
+
+        await().until(chunks::ended);
+        List<String> lines = chunks.lines();
+        assertThat(lines.subList(0, 3)).containsExactly(
+                "{\"type\":\"start\",\"messageId\":\"" + turn.id + "\",\"messageMetadata\":{\"turnId\":\"" + turn.id + "\"}}",
+                "{\"type\":\"start-step\"}",
+                "{\"type\":\"tool-input-start\",\"toolCallId\":\"call-7\",\"toolName\":\"write_file\"}");
+        assertThat(lines.subList(3, 5)).as("the append written before the status is held for it: either order")
+                .containsExactlyInAnyOrder(
+                        "{\"type\":\"tool-input-delta\",\"toolCallId\":\"call-7\",\"inputTextDelta\":\"{\\\"path\\\":\"}",
+                        dataPart("data-tool-status", "call-7", "pending", "t-s1-0", turn));
+        assertThat(lines.subList(5, lines.size())).containsExactly(
+                "{\"type\":\"tool-input-delta\",\"toolCallId\":\"call-7\",\"inputTextDelta\":\"\\\"a.md\\\"}\"}",
+                "{\"type\":\"tool-input-available\",\"toolCallId\":\"call-7\",\"toolName\":\"write_file\","
+                        + "\"input\":{\"path\":\"a.md\"}}",
+                dataPart("data-tool-status", "call-7", "awaiting_approval", "t-s1-0", turn),
+                "{\"type\":\"data-approval\",\"id\":\"call-7\",\"data\":{\"turnId\":\"" + turn.id
+                        + "\",\"callId\":\"call-7\",\"toolName\":\"write_file\",\"state\":\"requested\"}}",
+                dataPart("data-tool-status", "call-7", "running", "t-s1-0", turn),
+                "{\"type\":\"data-approval\",\"id\":\"call-7\",\"data\":{\"turnId\":\"" + turn.id
+                        + "\",\"callId\":\"call-7\",\"toolName\":\"write_file\",\"state\":\"approved\"}}",
+                "{\"type\":\"tool-output-available\",\"toolCallId\":\"call-7\",\"output\":\"wrote a.md\"}",
+                "{\"type\":\"finish-step\"}",
+                "{\"type\":\"finish\",\"finishReason\":\"stop\",\"messageMetadata\":{\"turnId\":\"" + turn.id
+                        + "\",\"status\":\"complete\",\"usage\":{\"promptTokens\":1,\"completionTokens\":2,\"totalTokens\":3}}}",
+                "[DONE]");
+    }
+
+    @Test
+    void aDeniedCallsApprovalPartSaysSoAndTurnStatusesAreDataParts() {
+        TurnRecords turn = runningTurn();
+        Chunks chunks = Chunks.resume(turn.threadId);
+        chunks.receive(() -> turn.toolStatus("d-s1-0", "call-9", "write_file", ToolState.AWAITING_APPROVAL, null), 3);
+        chunks.receive(() -> turn.toolStatus("d-s1-0", "call-9", "write_file", ToolState.ERROR,
+                ErrorInfo.of("DENIED", "Not executed: the call was denied")), 5);
+        turn.completed();
+
+        await().until(chunks::ended);
+        assertThat(chunks.json()).filteredOn(chunk -> chunk.get("type").asText().equals("data-approval"))
+                .extracting(chunk -> chunk.at("/data/state").asText()).containsExactly("requested", "denied");
+        assertThat(chunks.json()).filteredOn(chunk -> chunk.get("type").asText().equals("data-tool-status"))
+                .extracting(chunk -> chunk.at("/data/status").asText() + " " + chunk.at("/data/error/code").asText())
+                .containsExactly("awaiting_approval ", "error DENIED");
     }
 
     @Test
@@ -163,6 +224,13 @@ class UiMessageStreamTest {
         await().until(() -> gateway.commands().snapshot(turn.id).map(s -> s.status() == TurnPhase.COMPLETE).orElse(false));
 
         assertThat(Chunks.get(turn.threadId).statusCode()).isEqualTo(204);
+    }
+
+    /** A {@code data-*} part holding a tool call's {@code UIStatus} as it is on {@code llm.upserts}. */
+    private static String dataPart(String type, String callId, String status, String itemId, TurnRecords turn) {
+        return "{\"type\":\"" + type + "\",\"id\":\"" + callId + "\",\"data\":{\"type\":\"tool_status\",\"turnId\":\""
+                + turn.id + "\",\"threadId\":\"" + turn.threadId + "\",\"status\":\"" + status + "\",\"itemId\":\"" + itemId
+                + "\",\"callId\":\"" + callId + "\",\"toolName\":\"write_file\"}}";
     }
 
     /** A turn that has started, as the gateway's views know it. */

@@ -96,6 +96,8 @@ class RecordedProviderStreamsTest {
         expected.add(done(0, ItemType.MESSAGE, "Okay, let's check the weather for San Francisco, CA:", "anthropic"));
         expected.add(startCall(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
         expected.add(pending(1, "get_weather", "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
+        expected.addAll(deltas(1, "{\"location\":", " \"San", " Francisc", "o,", " CA\"", ", ",
+                "\"unit\": \"fah", "renheit\"}"));
         expected.add(doneCall(1, "get_weather", "{\"location\": \"San Francisco, CA\", \"unit\": \"fahrenheit\"}",
                 "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "anthropic"));
         assertThat(played.payloads()).containsExactlyElementsOf(expected);
@@ -136,6 +138,7 @@ class RecordedProviderStreamsTest {
         expected.add(done(0, ItemType.REASONING, "I will call the tool.", "anthropic"));
         expected.add(startCall(1, "test-tool", "toolu_first"));
         expected.add(pending(1, "test-tool", "toolu_first"));
+        expected.addAll(deltas(1, "{\"value\":\"Spark"));
         expected.add(new StreamPayload.ToolStatus(STEP + "-1", "toolu_first", "test-tool", ToolState.ERROR, null, null,
                 spliced));
         expected.add(new StreamPayload.ItemError(STEP + "-1", spliced));
@@ -166,6 +169,7 @@ class RecordedProviderStreamsTest {
                 done(0, ItemType.MESSAGE, text, "anthropic"),
                 startCall(1, "query_database", "toolu_01PtcQuery"),
                 pending(1, "query_database", "toolu_01PtcQuery"),
+                new ItemDelta(id(1), arguments), // whole arguments stream as one fragment
                 doneCall(1, "query_database", arguments, "toolu_01PtcQuery", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().toolCalls()).containsExactly(
@@ -183,6 +187,7 @@ class RecordedProviderStreamsTest {
         assertThat(played.payloads()).containsExactly(
                 startCall(0, "lookup_customer", "toolu_followup"),
                 pending(0, "lookup_customer", "toolu_followup"),
+                new ItemDelta(id(0), "{\"id\":\"customer_123\"}"),
                 doneCall(0, "lookup_customer", "{\"id\":\"customer_123\"}", "toolu_followup", "anthropic"));
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(played.outcome().assistantContent()).extracting(block -> block.path("type").asText())
@@ -280,11 +285,14 @@ class RecordedProviderStreamsTest {
     void chatToolCallArgumentsAreAssembledByIndex() {
         RecordedStreams.Played played = streams.play("openai-chat-tool-call.sse");
 
-        assertThat(played.payloads()).containsExactly(
-                startCall(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"),
-                pending(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"),
-                doneCall(0, "GetWeatherArgs", "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}",
-                        "call_c91SqDXlYFuETYv8mUHzz6pp", "openai-chat"));
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(startCall(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"));
+        expected.add(pending(0, "GetWeatherArgs", "call_c91SqDXlYFuETYv8mUHzz6pp"));
+        expected.addAll(deltas(0, "{\"", "city", "\":\"", "Ed", "inburgh", "\",\"", "country", "\":\"", "UK", "\",\"",
+                "units", "\":\"", "c", "\"}"));
+        expected.add(doneCall(0, "GetWeatherArgs", "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}",
+                "call_c91SqDXlYFuETYv8mUHzz6pp", "openai-chat"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
         assertThat(played.outcome().finishReason()).isEqualTo(FinishReasons.TOOL_CALLS);
         assertThat(tokens(played.outcome().usage())).isEqualTo(new Usage(76, 24, 100));
     }
@@ -333,6 +341,7 @@ class RecordedProviderStreamsTest {
                 "item_done " + STEP + "-0 reasoning",
                 "item_start " + STEP + "-1 function_call",
                 "tool_status pending",
+                "item_delta " + STEP + "-1 x13",
                 "item_done " + STEP + "-1 function_call");
         assertThat(played.payloads().get(played.payloads().size() - 1)).isEqualTo(doneCall(1, "calculator",
                 "{\"a\":12,\"b\":7,\"op\":\"add\"}", "call_AB6AaRZ1FYZB2RwS6A5vbdqn", "openai"));
@@ -370,10 +379,12 @@ class RecordedProviderStreamsTest {
     void responsesCustomToolInputIsCarriedAsRawArguments() {
         RecordedStreams.Played played = streams.play("vercel-responses-SYNTH-custom-tool.sse");
 
-        assertThat(played.payloads()).containsExactly(
-                startCall(0, "write_sql", "call_custom_sql_001"),
-                pending(0, "write_sql", "call_custom_sql_001"),
-                doneCall(0, "write_sql", "SELECT * FROM users WHERE age > 25", "call_custom_sql_001", "openai"));
+        List<StreamPayload> expected = new ArrayList<>();
+        expected.add(startCall(0, "write_sql", "call_custom_sql_001"));
+        expected.add(pending(0, "write_sql", "call_custom_sql_001"));
+        expected.addAll(deltas(0, "SELECT * ", "FROM users ", "WHERE age > 25"));
+        expected.add(doneCall(0, "write_sql", "SELECT * FROM users WHERE age > 25", "call_custom_sql_001", "openai"));
+        assertThat(played.payloads()).containsExactlyElementsOf(expected);
     }
 
     // ---- streams cut short ----

@@ -53,7 +53,8 @@ class SimulatedAnthropicServerTest {
             assertThat(ItemInvariants.shape(payloads)).containsExactly(
                     "item_start s-0 reasoning", "item_delta s-0 x4", "item_done s-0 reasoning",
                     "item_start s-1 message", "item_delta s-1 x5", "item_done s-1 message",
-                    "item_start s-2 function_call", "tool_status pending", "item_done s-2 function_call");
+                    "item_start s-2 function_call", "tool_status pending", "item_delta s-2 x2",
+                    "item_done s-2 function_call");
             ItemInvariants.assertFinalContentIsTheStreamedText(payloads);
             ToolCallRequest call = outcome.toolCalls().get(0);
             assertThat(call.name()).isEqualTo("read_file");

@@ -7,7 +7,10 @@ import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.PayloadType;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.Topics;
+import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
@@ -94,6 +97,12 @@ public final class TurnRecords {
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + itemId, null));
         producer.flush();
+    }
+
+    /** A tool call's status, as the topology passes the gateway's {@code tool_status} on. */
+    public void toolStatus(String itemId, String callId, String toolName, ToolState status, ErrorInfo error) {
+        publish(UIStatus.ofTool(id, threadId, new StreamPayload.ToolStatus(itemId, callId, toolName, status, null, null,
+                error)), "tool-status/" + callId);
     }
 
     public void append(String itemId, long offset, String text) {

@@ -1,0 +1,91 @@
+package io.turnstream.gateway.openai;
+
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.api.TurnStarts;
+import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.gateway.view.LiveEncoder;
+import io.turnstream.gateway.view.StreamPosition;
+import io.turnstream.gateway.view.TurnEventsApi;
+import io.turnstream.gateway.view.TurnViews;
+import java.io.IOException;
+import java.time.Clock;
+
+/**
+ * The OpenAI-compatible API: {@code POST /v1/chat/completions} and {@code POST /v1/responses}, streaming
+ * or not, with the gateway's keys and tenants. Each request is a durable turn like {@code POST /v1/turns}:
+ * its id comes back in {@code x-turnstream-turn-id} (resume with {@code GET /v1/turns/{turnId}/events}) and
+ * its thread in {@code x-turnstream-thread-id}, which a request may send to continue the thread. The
+ * executor's tools run inside the turn; tools the request declares are the caller's: the turn stops at a
+ * call of one and returns it, and the request that carries its result continues. Answers are built from
+ * what every gateway reads from Kafka, so any instance serves any request.
+ */
+public final class OpenAiApi implements GatewayServer.Routes {
+
+    static final String CHAT_COMPLETIONS = "/v1/chat/completions";
+    static final String RESPONSES = "/v1/responses";
+    public static final String TURN_ID_HEADER = "x-turnstream-turn-id";
+    public static final String THREAD_ID_HEADER = "x-turnstream-thread-id";
+
+    private final TurnStarts starter;
+    private final TurnViews views;
+    private final Clock clock;
+
+    public OpenAiApi(TurnStarts starter, TurnViews views, Clock clock) {
+        this.starter = starter;
+        this.views = views;
+        this.clock = clock;
+    }
+
+    @Override
+    public void register(RoutesConfig routes) {
+        routes.post(CHAT_COMPLETIONS, this::chatCompletions);
+        routes.post(RESPONSES, this::responses);
+    }
+
+    private void chatCompletions(Context ctx) throws IOException {
+        OpenAiRequest request = OpenAiRequest.chat(ctx.body(), ctx.header(THREAD_ID_HEADER));
+        long created = clock.millis() / 1000;
+        TurnStatus turn = start(ctx, request);
+        if (request.stream()) {
+            stream(ctx, turn, new ChatCompletions.Stream(turn.turnId(), request.model(), request.clientToolNames(),
+                    created, request.includeUsage()));
+            return;
+        }
+        ctx.future(() -> views.ended(turn.turnId()).thenAccept(snapshot -> {
+            TurnAnswer answer = TurnAnswer.of(snapshot, request.clientToolNames());
+            if (answer.failed() || answer.cancelled()) {
+                int status = answer.cancelled() ? 409 : 502;
+                ctx.status(status).json(OpenAiErrors.body(status, answer.problem()));
+            } else {
+                ctx.json(ChatCompletions.completion(answer, request.model(), created));
+            }
+        }));
+    }
+
+    private void responses(Context ctx) throws IOException {
+        OpenAiRequest request = OpenAiRequest.responses(ctx.body(), ctx.header(THREAD_ID_HEADER));
+        long created = clock.millis() / 1000;
+        TurnStatus turn = start(ctx, request);
+        if (request.stream()) {
+            stream(ctx, turn, new Responses.Stream(turn.turnId(), request.model(), request.clientToolNames(), created));
+            return;
+        }
+        ctx.future(() -> views.ended(turn.turnId()).thenAccept(snapshot -> ctx.json(Responses.response(
+                TurnAnswer.of(snapshot, request.clientToolNames()), request.model(), created))));
+    }
+
+    private TurnStatus start(Context ctx, OpenAiRequest request) {
+        TurnStatus turn = starter.start(ctx, request.turn());
+        ctx.header(TURN_ID_HEADER, turn.turnId());
+        ctx.header(THREAD_ID_HEADER, turn.threadId());
+        return turn;
+    }
+
+    private void stream(Context ctx, TurnStatus turn, LiveEncoder encoder) throws IOException {
+        SseClient client = TurnEventsApi.openEventStream(ctx);
+        views.subscribe(turn.turnId(), StreamPosition.START, client, encoder);
+    }
+}

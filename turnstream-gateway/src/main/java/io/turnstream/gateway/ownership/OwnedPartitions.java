@@ -1,0 +1,320 @@
+package io.turnstream.gateway.ownership;
+
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TraceContext;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the ownership loop decides, without Kafka: the partitions of {@code llm.turn-requests} this
+ * gateway owns, what happens when one is assigned (fence the previous owner, resume its unfinished
+ * turns), revoked (hand the turns over at a step boundary) or lost, and when the open transactions
+ * commit. The group consumer and the producers are behind {@link GroupLog} and {@link Producers}
+ * ({@link PartitionOwnership} is the Kafka shell); time comes from the injected clock. Called on
+ * one thread, the consumer's.
+ *
+ * <p>A takeover that fails (the transactional producer's {@code InitProducerId} times out, or the
+ * partition cannot be read) does not stop the loop: the partition is paused, so none of its
+ * requests start a turn out of order, and the takeover is tried again after a backoff that doubles
+ * up to {@link #MAX_RETRY_BACKOFF}. Until it succeeds {@link #healthy()} is false.
+ */
+public final class OwnedPartitions {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OwnedPartitions.class);
+    static final Duration FIRST_RETRY_BACKOFF = Duration.ofSeconds(1);
+    static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(30);
+
+    /** What the ownership loop needs of the group consumer. */
+    public interface GroupLog {
+        long position(TopicPartition partition);
+
+        ConsumerGroupMetadata groupMetadata();
+
+        void seek(TopicPartition partition, long offset);
+
+        /** Moves back to the group's committed offset (the beginning without one). */
+        void rewind(TopicPartition partition);
+
+        void pause(TopicPartition partition);
+
+        void resume(TopicPartition partition);
+
+        /** Every record of the partition from {@code from} to its end, read_committed. */
+        List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from);
+    }
+
+    /** Opens the transactional producer of a partition's turns (not yet initialised). */
+    public interface Producers {
+        OwnedPartition.TransactionalProducer open(TopicPartition partition);
+    }
+
+    /** A partition whose takeover failed, and when it is tried again. */
+    private record Retry(int failures, long atMillis) {
+    }
+
+    private final Topics topics;
+    private final WireFormat format;
+    private final OwnershipConfig config;
+    private final PartitionOwnership.Turns turns;
+    private final GroupLog log;
+    private final Producers producers;
+    private final Clock clock;
+    private final Map<TopicPartition, OwnedPartition> owned = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Retry> retrying = new ConcurrentHashMap<>();
+
+    public OwnedPartitions(Topics topics, WireFormat format, OwnershipConfig config, PartitionOwnership.Turns turns,
+                           GroupLog log, Producers producers, Clock clock) {
+        this.topics = topics;
+        this.format = format;
+        this.config = config;
+        this.turns = turns;
+        this.log = log;
+        this.producers = producers;
+        this.clock = clock;
+    }
+
+    /** Whether every assigned partition is taken over (none waits for a retry). */
+    public boolean healthy() {
+        return retrying.isEmpty();
+    }
+
+    /** The partitions owned now. */
+    Set<TopicPartition> owned() {
+        return Set.copyOf(owned.keySet());
+    }
+
+    /** The partitions assigned but not taken over yet: their takeover is retried. */
+    Set<TopicPartition> retrying() {
+        return Set.copyOf(retrying.keySet());
+    }
+
+    OwnedPartition owner(TopicPartition partition) {
+        return owned.get(partition);
+    }
+
+    /** Fences the previous owners, then resumes every unfinished turn of the partitions. */
+    public void assigned(Collection<TopicPartition> partitions) {
+        List<TopicPartition> fenced = new ArrayList<>();
+        // fence every partition first: a read of one then finds every transaction resolved
+        for (TopicPartition partition : partitions) {
+            if (fence(partition)) {
+                fenced.add(partition);
+            }
+        }
+        for (TopicPartition partition : fenced) {
+            OwnedPartition owner = owned.get(partition);
+            try {
+                catchUp(partition, owner);
+            } catch (KafkaException e) {
+                owned.remove(partition);
+                stopTurns(owner);
+                retryLater(partition, e);
+            }
+        }
+    }
+
+    private boolean fence(TopicPartition partition) {
+        try {
+            owned.put(partition, new OwnedPartition(partition, producers.open(partition), topics, format, clock));
+        } catch (KafkaException e) {
+            retryLater(partition, e);
+            return false;
+        }
+        if (retrying.remove(partition) != null) {
+            log.resume(partition);
+        }
+        return true;
+    }
+
+    private void retryLater(TopicPartition partition, KafkaException cause) {
+        Retry before = retrying.get(partition);
+        int failures = before == null ? 1 : before.failures() + 1;
+        long backoff = Math.min(MAX_RETRY_BACKOFF.toMillis(), FIRST_RETRY_BACKOFF.toMillis() << Math.min(failures - 1, 16));
+        retrying.put(partition, new Retry(failures, clock.millis() + backoff));
+        log.pause(partition);
+        LOG.warn("cannot take {} over (failure {}): {}; trying again in {} ms", partition, failures,
+                cause.getMessage(), backoff);
+    }
+
+    /** Tries again the takeovers whose backoff has passed. */
+    public void retryDue() {
+        long now = clock.millis();
+        List<TopicPartition> due = retrying.entrySet().stream()
+                .filter(entry -> entry.getValue().atMillis() <= now).map(Map.Entry::getKey).toList();
+        if (!due.isEmpty()) {
+            assigned(due);
+        }
+    }
+
+    /** A record read from an owned partition: a new request starts its turn. */
+    public void record(ConsumerRecord<String, byte[]> record) {
+        OwnedPartition partition = owned.get(new TopicPartition(record.topic(), record.partition()));
+        TurnRequestRecord request = read(record);
+        // step records on a partition this gateway owns are its own checkpoints
+        if (partition != null && request != null && request.startsTurn()) {
+            turns.run(request, traceOf(record), List.of(), false, partition, record.offset());
+        }
+    }
+
+    /** The trace of the HTTP request that accepted the turn, carried in the record's headers. */
+    private static TraceContext traceOf(ConsumerRecord<String, byte[]> record) {
+        TraceContext trace = TraceContext.fromHeaders(record.headers());
+        return trace != null ? trace : TraceContext.fresh();
+    }
+
+    private TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
+        try {
+            return format.read(record.topic(), record.value(), TurnRequestRecord.class);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("skipped an unreadable turn request at {}-{}@{}: {}", record.topic(), record.partition(),
+                    record.offset(), e.getMessage());
+            return null;
+        }
+    }
+
+    /** Commits each owned partition's open transaction with its group offset. */
+    public void commitAll() {
+        for (Map.Entry<TopicPartition, OwnedPartition> entry : owned.entrySet()) {
+            TopicPartition partition = entry.getKey();
+            try {
+                entry.getValue().commit(log.position(partition), log.groupMetadata());
+            } catch (ProducerFencedException | InvalidProducerEpochException | FencedInstanceIdException fenced) {
+                LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
+                stopTurns(owned.remove(partition));
+            } catch (KafkaException e) {
+                // for instance a commit during a rebalance (CommitFailedException), or a transaction
+                // that timed out: the partition is still ours, but what was sent since the last commit
+                // is aborted
+                LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,
+                        e.getMessage());
+                stopTurns(owned.remove(partition));
+                log.rewind(partition);
+                assigned(List.of(partition));
+            }
+        }
+    }
+
+    /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
+    private void catchUp(TopicPartition partition, OwnedPartition owner) {
+        long from = log.position(partition);
+        record Accepted(TurnRequestRecord request, TraceContext trace) {
+        }
+        Map<Long, Accepted> requests = new LinkedHashMap<>();
+        Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
+        long next = from;
+        for (ConsumerRecord<String, byte[]> record : log.readToEnd(partition, from)) {
+            next = record.offset() + 1;
+            TurnRequestRecord read = read(record);
+            if (read == null) {
+                continue;
+            }
+            if (read.startsTurn()) {
+                requests.put(record.offset(), new Accepted(read, traceOf(record)));
+            } else {
+                steps.computeIfAbsent(read.turnId(), id -> new ArrayList<>()).add(read);
+            }
+        }
+        log.seek(partition, next);
+        LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
+        requests.forEach((offset, accepted) -> turns.run(accepted.request(), accepted.trace(),
+                steps.getOrDefault(accepted.request().turnId(), List.of()), true, owner, offset));
+    }
+
+    /**
+     * Asks the partitions' turns to stop at their next step boundary, waits up to {@code timeout}
+     * (committing meanwhile, so other partitions keep streaming), then commits and lets go. Turns
+     * still inside a step then are stopped where they are and their uncommitted events aborted: the
+     * next owner takes that step back.
+     */
+    public void revoked(Collection<TopicPartition> partitions, Duration timeout) {
+        partitions.forEach(retrying::remove);
+        List<OwnedPartition> leaving = new ArrayList<>();
+        for (TopicPartition partition : partitions) {
+            OwnedPartition owner = owned.remove(partition);
+            if (owner != null) {
+                leaving.add(owner);
+                owner.running().values().forEach(turn -> turn.handover.complete(null));
+            }
+        }
+        if (leaving.isEmpty()) {
+            return;
+        }
+        LOG.info("handing over {}", partitions);
+        long deadline = clock.millis() + timeout.toMillis();
+        try {
+            while (leaving.stream().anyMatch(owner -> !owner.running().isEmpty()) && clock.millis() < deadline) {
+                commitAll();
+                for (OwnedPartition owner : leaving) {
+                    owner.commit(log.position(owner.partition()), log.groupMetadata());
+                }
+                leaving.stream().filter(owner -> !owner.running().isEmpty()).findFirst()
+                        .orElseThrow().awaitIdle(config.commitInterval());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (KafkaException e) {
+            LOG.warn("cannot commit while handing over {}: {}", partitions, e.getMessage());
+        }
+        for (OwnedPartition owner : leaving) {
+            try {
+                if (owner.running().isEmpty()) {
+                    owner.commit(log.position(owner.partition()), log.groupMetadata());
+                } else {
+                    LOG.warn("{} turn(s) of {} did not reach a step boundary in time; the next owner takes their "
+                            + "step back", owner.running().size(), owner.partition());
+                }
+            } catch (KafkaException e) {
+                LOG.warn("cannot commit {} while handing it over: {}", owner.partition(), e.getMessage());
+            } finally {
+                stopTurns(owner);
+            }
+        }
+    }
+
+    /** The gateway stops: every partition is handed over within {@code timeout}. */
+    public void revokeAll(Duration timeout) {
+        revoked(List.copyOf(owned.keySet()), timeout);
+        retrying.clear();
+    }
+
+    /** The partitions went to another gateway before they could be handed over. */
+    public void lost(Collection<TopicPartition> partitions) {
+        partitions.forEach(partition -> {
+            retrying.remove(partition);
+            stopTurns(owned.remove(partition));
+        });
+    }
+
+    /** Stops a partition's turns at once, without a word on Kafka: the next owner resumes them. */
+    private static void stopTurns(OwnedPartition owner) {
+        if (owner == null) {
+            return;
+        }
+        owner.abandon();
+        owner.running().values().forEach(turn -> {
+            turn.handover.complete(null);
+            turn.cancel.cancel("handed over to another gateway");
+        });
+        owner.close();
+    }
+}

@@ -1,0 +1,94 @@
+package io.turnstream.gateway.openai;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.turn.TurnRequest;
+import io.turnstream.model.Json;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** OpenAI-compatible bodies become turns; the conversation survives {@code llm.turn-requests} whole. */
+class OpenAiRequestTest {
+
+    private static final String TOOLS = """
+            [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]""";
+
+    @Test
+    void aChatCarryingAClientToolsResultContinuesWithoutAPrompt() {
+        OpenAiRequest request = OpenAiRequest.chat("""
+                {"model": "anthropic/claude-sonnet-4-5", "temperature": 0.2, "tools": %s, "stream": true,
+                 "stream_options": {"include_usage": true},
+                 "messages": [{"role": "system", "content": "Be brief."},
+                              {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},
+                              {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                               "function": {"name": "get_weather", "arguments": "{\\"city\\":\\"Oslo\\"}"}}]},
+                              {"role": "tool", "tool_call_id": "call_1", "content": "4 degrees"}]}""".formatted(TOOLS),
+                "thread-1");
+
+        TurnRequest turn = request.turn();
+        assertThat(turn.provider()).isEqualTo("anthropic");
+        assertThat(turn.model()).isEqualTo("claude-sonnet-4-5");
+        assertThat(turn.threadId()).isEqualTo("thread-1");
+        assertThat(turn.system()).isEqualTo("Be brief.");
+        assertThat(turn.prompt()).isNull();
+        assertThat(turn.history()).containsExactly(new Conversation.UserText("Weather in Oslo?"),
+                new Conversation.AssistantToolCalls(null, List.of(new Conversation.ToolCall("call_1", "get_weather",
+                        Json.MAPPER.createObjectNode().put("city", "Oslo")))),
+                new Conversation.ToolOutputs(List.of(new Conversation.ToolOutput("call_1", "get_weather", "4 degrees",
+                        true))));
+        assertThat(request.clientToolNames()).containsExactly("get_weather");
+        assertThat(request.stream()).isTrue();
+        assertThat(request.includeUsage()).isTrue();
+        assertThat(TurnRequest.read(turn.toJson())).as("as the running gateway reads it").isEqualTo(turn);
+    }
+
+    @Test
+    void responsesInputItemsBecomeTheSameConversation() {
+        OpenAiRequest request = OpenAiRequest.responses("""
+                {"model": "simulated", "instructions": "Be brief.", "tools": [{"type": "function", "name": "get_weather"}],
+                 "input": [{"role": "user", "content": "Weather in Oslo?"},
+                           {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]},
+                           {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+                           {"type": "function_call_output", "call_id": "call_1", "output": "4 degrees"}]}""", null);
+
+        TurnRequest turn = request.turn();
+        assertThat(turn.provider()).isEqualTo("simulated");
+        assertThat(turn.model()).isNull();
+        assertThat(turn.history()).hasSize(3);
+        assertThat(turn.history().get(1)).isEqualTo(new Conversation.AssistantToolCalls("Checking.",
+                List.of(new Conversation.ToolCall("call_1", "get_weather", Json.MAPPER.createObjectNode()))));
+        assertThat(TurnRequest.read(turn.toJson())).isEqualTo(turn);
+        assertThat(OpenAiRequest.responses("{\"model\": \"gpt-5\", \"input\": \"Hi\"}", null).turn())
+                .as("a model of the default provider").extracting(TurnRequest::provider, TurnRequest::model,
+                        TurnRequest::prompt).containsExactly(null, "gpt-5", "Hi");
+    }
+
+    @Test
+    void whatTheGatewayCannotDoIsA400ThatSaysSo() {
+        assertRefused("{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", "'model' is required");
+        assertRefused("{\"model\": \"simulated\", \"messages\": []}", "'messages' must be a non-empty list");
+        assertRefused("{\"model\": \"simulated\", \"response_format\": {}, \"messages\": [{\"role\": \"user\", "
+                + "\"content\": \"Hi\"}]}", "unknown field 'response_format'");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "user", "content": "Hi"},
+                 {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{}"}}]},
+                 {"role": "user", "content": "And?"}]}""", "tool call 'c1' has no result");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "tool", "tool_call_id": "c9", "content": "x"}]}""",
+                "answers call 'c9', which no earlier assistant message made");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}""",
+                "part of type 'image_url'");
+        assertRefused("""
+                {"model": "simulated", "tools": [{"type": "web_search"}], "messages": [{"role": "user", "content": "Hi"}]}""",
+                "runs no hosted tools");
+    }
+
+    private static void assertRefused(String body, String message) {
+        assertThatThrownBy(() -> OpenAiRequest.chat(body, null)).isInstanceOf(ApiError.class)
+                .hasMessageContaining(message).extracting(e -> ((ApiError) e).status()).isEqualTo(400);
+    }
+}

@@ -1,0 +1,383 @@
+package io.turnstream.gateway.ownership;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TraceContext;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.CommitFailedException;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ownership loop's decisions without a broker and without real waits: the group consumer is
+ * {@link Log} (an in-memory partition), each partition's transactional producer a Kafka
+ * {@link MockProducer}, time a {@link ManualClock}, and the turns a {@link TurnRegistry} whose
+ * turns the test ends (or that stop when asked to hand over).
+ */
+class OwnedPartitionsTest {
+
+    private static final Topics TOPICS = Topics.DEFAULTS;
+    private static final TopicPartition P0 = new TopicPartition(TOPICS.turnRequests(), 0);
+    private static final OwnershipConfig CONFIG = new OwnershipConfig("turnstream-gateway", Duration.ofMillis(100),
+            Duration.ofSeconds(30), Duration.ofSeconds(5));
+
+    private final ManualClock clock = new ManualClock(1_000_000);
+    private final Log log = new Log();
+    private final Producers producers = new Producers();
+    private final Turns turns = new Turns();
+    private OwnedPartitions partitions = new OwnedPartitions(TOPICS, WireFormat.JSON, CONFIG, turns, log, producers,
+            clock);
+
+    @Test
+    void anAssignedPartitionResumesEveryUnfinishedTurnFromItsCommittedOffsetWithItsSteps() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.append(6, request("turn-a").stepDone(1, Json.MAPPER.createObjectNode()));
+        log.append(7, request("turn-b"));
+
+        partitions.assigned(List.of(P0));
+
+        assertThat(producers.opened).hasSize(1);
+        assertThat(producers.opened.get(0).transactionInitialized()).isTrue();
+        assertThat(turns.runs).extracting(Run::turnId, Run::offset, Run::resume, Run::steps)
+                .containsExactly(tuple("turn-a", 5L, true, 1),
+                        tuple("turn-b", 7L, true, 0));
+        assertThat(log.position).as("read on after what was caught up").isEqualTo(8);
+        assertThat(partitions.healthy()).isTrue();
+    }
+
+    @Test
+    void aNewRequestStartsATurnWhileStepRecordsAndUnreadableRecordsStartNothing() {
+        partitions.assigned(List.of(P0));
+
+        partitions.record(log.record(0, request("turn-a")));
+        partitions.record(log.record(1, request("turn-a").stepDone(1, Json.MAPPER.createObjectNode())));
+        partitions.record(new ConsumerRecord<>(P0.topic(), 0, 2, "thread", "{not json".getBytes(StandardCharsets.UTF_8)));
+        partitions.record(new ConsumerRecord<>(P0.topic(), 1, 3, "thread", Json.toBytes(request("turn-other"))));
+
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
+                tuple("turn-a", false));
+    }
+
+    @Test
+    void theGroupOffsetStaysAtTheEarliestUnfinishedRequestUntilItsTurnEnds() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        partitions.record(log.record(7, request("turn-b")));
+        log.position = 8;
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+
+        partitions.commitAll();
+        assertThat(lastCommittedOffset(producer)).isEqualTo(5);
+
+        turns.end("turn-a");
+        partitions.commitAll();
+        assertThat(lastCommittedOffset(producer)).isEqualTo(7);
+
+        turns.end("turn-b");
+        partitions.commitAll();
+        assertThat(lastCommittedOffset(producer)).isEqualTo(8);
+
+        long commits = producer.commitCount();
+        partitions.commitAll();
+        assertThat(producer.commitCount()).as("nothing sent, offset unchanged: no empty transaction").isEqualTo(commits);
+    }
+
+    @Test
+    void anInitProducerIdTimeoutPausesThePartitionAndTheTakeoverIsRetriedAfterABackoffThatDoubles() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        producers.failingInits = 2;
+
+        partitions.assigned(List.of(P0));
+        assertThat(partitions.owned()).isEmpty();
+        assertThat(partitions.retrying()).containsExactly(P0);
+        assertThat(log.paused).containsExactly(P0);
+        assertThat(partitions.healthy()).isFalse();
+        assertThat(producers.opened.get(0).closed()).as("the failed producer is closed").isTrue();
+
+        partitions.retryDue();
+        assertThat(producers.opened).as("not before the backoff").hasSize(1);
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(producers.opened).hasSize(2);
+        assertThat(partitions.retrying()).as("failed again").containsExactly(P0);
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(producers.opened).as("the second backoff is twice the first").hasSize(2);
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(partitions.owned()).containsExactly(P0);
+        assertThat(log.paused).isEmpty();
+        assertThat(partitions.healthy()).isTrue();
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume)
+                .containsExactly(tuple("turn-a", true));
+    }
+
+    @Test
+    void aPartitionThatCannotBeReadIsRetriedWithItsProducerClosed() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.failingReads = 1;
+
+        partitions.assigned(List.of(P0));
+        assertThat(partitions.retrying()).containsExactly(P0);
+        assertThat(producers.opened.get(0).closed()).isTrue();
+        assertThat(turns.runs).isEmpty();
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-a");
+        assertThat(partitions.healthy()).isTrue();
+    }
+
+    @Test
+    void aFencedOwnerStopsItsTurnsAtOnceAndLetsThePartitionGo() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+        TurnRegistry.ActiveTurn turn = turns.active("turn-a");
+
+        producer.fenceProducer();
+        partitions.commitAll();
+
+        assertThat(partitions.owned()).isEmpty();
+        assertThat(turn.handover).isDone();
+        assertThat(turn.cancel.isCancelled()).isTrue();
+        assertThat(producer.closed()).isTrue();
+        assertThat(partitions.healthy()).as("not ours any more: nothing to retry").isTrue();
+    }
+
+    @Test
+    void aFailedCommitTakesThePartitionOverAgainFromItsCommittedOffset() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        partitions.assigned(List.of(P0));
+        TurnRegistry.ActiveTurn first = turns.active("turn-a");
+        producers.opened.get(0).commitTransactionException = new CommitFailedException("a rebalance is going on");
+        log.committed = 5;
+
+        partitions.commitAll();
+
+        assertThat(first.handover).as("the turn stops here and is resumed from Kafka").isDone();
+        assertThat(log.rewound).containsExactly(P0);
+        assertThat(producers.opened).hasSize(2);
+        assertThat(partitions.owned()).containsExactly(P0);
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
+                tuple("turn-a", true), tuple("turn-a", true));
+    }
+
+    @Test
+    void aRevokedPartitionHandsItsTurnsOverAtTheirStepBoundaryAndCommitsTheirRequestsOffset() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        log.position = 6;
+        turns.stopWhenHandedOver = true;
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+
+        partitions.revoked(List.of(P0), CONFIG.rebalanceHandover());
+
+        assertThat(turns.registry.running()).as("released here, without a final status").isEmpty();
+        assertThat(turns.registry.status("turn-a")).isEmpty();
+        assertThat(lastCommittedOffset(producer)).as("the next owner reads the request again").isEqualTo(5);
+        assertThat(producer.closed()).isTrue();
+        assertThat(partitions.owned()).isEmpty();
+    }
+
+    @Test
+    void aTurnThatDoesNotReachItsStepBoundaryInTimeIsStoppedAndItsOpenTransactionAborted() {
+        ManualClock ticking = new ManualClock(0, Duration.ofSeconds(1));
+        partitions = new OwnedPartitions(TOPICS, WireFormat.JSON, CONFIG, turns, log, producers, ticking);
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        TurnRegistry.ActiveTurn turn = turns.active("turn-a");
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+
+        partitions.revoked(List.of(P0), Duration.ofSeconds(5));
+
+        assertThat(turn.handover).isDone();
+        assertThat(turn.cancel.isCancelled()).as("stopped where it is").isTrue();
+        assertThat(turn.cancel.reason()).isEqualTo("handed over to another gateway");
+        assertThat(producer.closed()).isTrue();
+    }
+
+    @Test
+    void aLostPartitionStopsItsTurnsWithoutCommitting() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        TurnRegistry.ActiveTurn turn = turns.active("turn-a");
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+
+        partitions.lost(List.of(P0));
+
+        assertThat(turn.cancel.isCancelled()).isTrue();
+        assertThat(producer.commitCount()).isZero();
+        assertThat(producer.closed()).isTrue();
+    }
+
+    @Test
+    void aRevokedPartitionThatWaitsForItsTakeoverIsForgotten() {
+        producers.failingInits = 1;
+        partitions.assigned(List.of(P0));
+        assertThat(partitions.healthy()).isFalse();
+
+        partitions.revoked(List.of(P0), CONFIG.rebalanceHandover());
+
+        assertThat(partitions.retrying()).isEmpty();
+        assertThat(partitions.healthy()).isTrue();
+        clock.advance(OwnedPartitions.MAX_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(producers.opened).as("no takeover of a partition that is not ours").hasSize(1);
+    }
+
+    private static long lastCommittedOffset(MockProducer<String, byte[]> producer) {
+        List<Map<String, Map<TopicPartition, OffsetAndMetadata>>> history = producer.consumerGroupOffsetsHistory();
+        return history.get(history.size() - 1).get(CONFIG.groupId()).get(P0).offset();
+    }
+
+    private static TurnRequestRecord request(String turnId) {
+        return TurnRequestRecord.request(turnId, "thread-1", "run-" + turnId, null, 1_000,
+                Json.MAPPER.createObjectNode().put("prompt", "hi"));
+    }
+
+    /** One partition of {@code llm.turn-requests} as the group consumer shows it. */
+    private static final class Log implements OwnedPartitions.GroupLog {
+        final List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        final Set<TopicPartition> paused = new HashSet<>();
+        final List<TopicPartition> rewound = new ArrayList<>();
+        long position;
+        long committed;
+        int failingReads;
+
+        ConsumerRecord<String, byte[]> record(long offset, TurnRequestRecord value) {
+            return new ConsumerRecord<>(P0.topic(), P0.partition(), offset, value.threadId(), Json.toBytes(value));
+        }
+
+        void append(long offset, TurnRequestRecord value) {
+            records.add(record(offset, value));
+        }
+
+        @Override
+        public long position(TopicPartition partition) {
+            return position;
+        }
+
+        @Override
+        public ConsumerGroupMetadata groupMetadata() {
+            return new ConsumerGroupMetadata(CONFIG.groupId());
+        }
+
+        @Override
+        public void seek(TopicPartition partition, long offset) {
+            position = offset;
+        }
+
+        @Override
+        public void rewind(TopicPartition partition) {
+            rewound.add(partition);
+            position = committed;
+        }
+
+        @Override
+        public void pause(TopicPartition partition) {
+            paused.add(partition);
+        }
+
+        @Override
+        public void resume(TopicPartition partition) {
+            paused.remove(partition);
+        }
+
+        @Override
+        public List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from) {
+            if (failingReads > 0) {
+                failingReads--;
+                throw new TimeoutException("the read did not reach the high watermark");
+            }
+            return records.stream().filter(record -> record.offset() >= from).toList();
+        }
+    }
+
+    /** Each partition's producer, opened anew at every takeover; the first few fail to initialise. */
+    private static final class Producers implements OwnedPartitions.Producers {
+        final List<MockProducer<String, byte[]>> opened = new ArrayList<>();
+        int failingInits;
+
+        @Override
+        public OwnedPartition.TransactionalProducer open(TopicPartition partition) {
+            MockProducer<String, byte[]> producer = new MockProducer<>(true, null, new StringSerializer(),
+                    new ByteArraySerializer());
+            if (failingInits > 0) {
+                failingInits--;
+                producer.initTransactionException = new TimeoutException(
+                        "Timeout expired after 60000ms while awaiting InitProducerId");
+            }
+            opened.add(producer);
+            return new OwnedPartition.TransactionalProducer(producer, () -> { });
+        }
+    }
+
+    private record Run(String turnId, long offset, boolean resume, int steps) {
+    }
+
+    /** Turns as the runner registers them; they end when the test says, or stop when handed over. */
+    private static final class Turns implements PartitionOwnership.Turns {
+        final TurnRegistry registry = new TurnRegistry();
+        final List<Run> runs = new ArrayList<>();
+        final Map<String, Runnable> enders = new HashMap<>();
+        boolean stopWhenHandedOver;
+
+        @Override
+        public void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
+                        OwnedPartition partition, long offset) {
+            runs.add(new Run(request.turnId(), offset, resume, steps.size()));
+            TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(request.turnId(), request.threadId(),
+                    request.runId(), TurnPhase.RUNNING));
+            partition.started(offset, active);
+            enders.put(request.turnId(), () -> {
+                registry.finish(request.turnId(), TurnPhase.COMPLETE);
+                partition.stopped(offset, request.turnId(), false);
+            });
+            active.handover.thenRun(() -> {
+                if (stopWhenHandedOver) {
+                    registry.release(request.turnId());
+                    partition.stopped(offset, request.turnId(), true);
+                }
+            });
+        }
+
+        TurnRegistry.ActiveTurn active(String turnId) {
+            return registry.running().stream().filter(turn -> turn.status.turnId().equals(turnId)).findFirst()
+                    .orElseThrow();
+        }
+
+        void end(String turnId) {
+            enders.remove(turnId).run();
+        }
+    }
+}
