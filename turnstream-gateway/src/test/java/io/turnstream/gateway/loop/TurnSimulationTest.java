@@ -218,7 +218,7 @@ class TurnSimulationTest {
                 count(Fault.FALLBACK_MODEL);
             }
             this.turn = new AgentLoop.Turn("turn", "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
-                    fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null);
+                    fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null, Set.of());
         }
 
         /** Runs the turn to its end; returns how it ended. */
