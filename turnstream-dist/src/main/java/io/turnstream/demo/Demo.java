@@ -27,6 +27,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -58,10 +59,29 @@ public final class Demo implements AutoCloseable {
      * @param provider the provider of the scripted turn, null for the gateway's default
      * @param model the model, null for the provider's demo default
      */
-    /** @param secure Kafka with SASL/SCRAM and ACLs, each service as its own principal ({@code turnstream broker --secure}) */
-    public record Options(int port, ProviderEndpoints endpoints, String provider, String model, boolean secure) {
+    /**
+     * @param secure Kafka with SASL/SCRAM and ACLs, each service as its own principal ({@code turnstream broker --secure})
+     * @param settings {@code turnstream.*} settings for every service, e.g. a tool's approval policy or
+     *                 the gateway's CORS origins
+     */
+    public record Options(int port, ProviderEndpoints endpoints, String provider, String model, boolean secure,
+                          Map<String, String> settings) {
+        public Options {
+            settings = Map.copyOf(settings);
+        }
+
+        public Options(int port, ProviderEndpoints endpoints, String provider, String model, boolean secure) {
+            this(port, endpoints, provider, model, secure, Map.of());
+        }
+
         public Options(int port, ProviderEndpoints endpoints, String provider, String model) {
             this(port, endpoints, provider, model, false);
+        }
+
+        public Options withSettings(Map<String, String> more) {
+            Map<String, String> all = new HashMap<>(settings);
+            all.putAll(more);
+            return new Options(port, endpoints, provider, model, secure, all);
         }
     }
 
@@ -124,6 +144,7 @@ public final class Demo implements AutoCloseable {
         // the demo's own parts (topics, the upsert printer) act as the admin
         Properties base = broker.adminProperties();
         base.putAll(ids);
+        base.putAll(options.settings());
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
         // one registry for the three services, served on the gateway's management port as /metrics/prometheus

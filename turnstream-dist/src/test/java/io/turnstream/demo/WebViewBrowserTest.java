@@ -27,9 +27,6 @@ import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * The web view in a real browser: headless Chromium (Debian's chromium and chromium-driver) opens the
@@ -40,8 +37,6 @@ import org.openqa.selenium.chrome.ChromeOptions;
 @UsesBrowser
 class WebViewBrowserTest {
 
-    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(90);
 
     private static Demo demo;
@@ -55,16 +50,7 @@ class WebViewBrowserTest {
                 new PrintWriter(new StringWriter()));
         producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, demo.bootstrapServers()),
                 new StringSerializer(), new StringSerializer());
-        // the system's driver and browser, given explicitly, so Selenium Manager downloads nothing
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1000,1080",
-                "--user-data-dir=" + Files.createTempDirectory("turnstream-chromium"));
-        browser = new ChromeDriver(service, options);
+        browser = HeadlessChromium.start();
     }
 
     @AfterAll

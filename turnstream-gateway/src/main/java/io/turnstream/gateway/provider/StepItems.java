@@ -167,6 +167,8 @@ public final class StepItems {
         private final ItemType type;
         private final StringBuilder content = new StringBuilder();
         private final StringBuilder arguments = new StringBuilder();
+        /** Some of the arguments went out as {@code item_delta}s. */
+        private boolean argumentsStreamed;
         private String name;
         private String callId;
 
@@ -213,6 +215,7 @@ public final class StepItems {
             }
             arguments.append(fragment);
             if (isOpen()) {
+                argumentsStreamed = true;
                 emit(new StreamPayload.ItemDelta(id, fragment));
             }
         }
@@ -270,6 +273,10 @@ public final class StepItems {
                 String args = arguments.toString().isBlank() ? "{}" : arguments.toString();
                 if (callId == null) {
                     callId("call_" + id);
+                }
+                if (!argumentsStreamed) {
+                    // arguments that came whole (or not at all) are the item's content too
+                    emit(new StreamPayload.ItemDelta(id, args));
                 }
                 // its item_done waits for the step's commit (see the class comment)
                 toolCalls.add(new ToolCallRequest(id, callId, name, args));
