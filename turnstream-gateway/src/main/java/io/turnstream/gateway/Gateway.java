@@ -21,6 +21,7 @@ import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.Topics;
@@ -114,6 +115,7 @@ public final class Gateway implements AutoCloseable {
             routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(new ThreadsApi(startedViews));
             routes.add(new ChatApi(starts, startedViews));
             routes.add(new OpenAiApi(starts, startedViews, clock));
             routes.addAll(extraRoutes);
