@@ -18,6 +18,7 @@ import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.security.RequestGuard;
+import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
 import io.turnstream.gateway.view.ThreadsApi;
@@ -105,7 +106,8 @@ public final class Gateway implements AutoCloseable {
             startedViews = TurnViews.start(settings, wire);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
-                    TenantLimits.of(config.security()), producer, ownership, startedViews, metrics, clock);
+                    TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
+                    startedViews, metrics, clock);
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
