@@ -9,6 +9,7 @@ import io.turnstream.gateway.openai.OpenAiApi;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.TurnTracing;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.ownership.OwnershipConfig;
 import io.turnstream.gateway.ownership.PartitionOwnership;
@@ -88,6 +89,7 @@ public final class Gateway implements AutoCloseable {
         this.ownsMetrics = shared == null;
         this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
         metrics.bindTo(serviceMetrics.registry());
+        metrics.traceWith(TurnTracing.fromEnvironment(System.getenv()));
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         ProviderClient client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
@@ -273,6 +275,7 @@ public final class Gateway implements AutoCloseable {
         producer.close();
         providers.close();
         watchdog.close();
+        metrics.tracing().close();
         closeOwnMetrics();
     }
 

@@ -2,6 +2,7 @@ package io.turnstream.gateway.loop;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.opentelemetry.context.Scope;
 import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -98,6 +99,9 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    private final TurnTracing.TurnSpans spans;
+    /** The finish reason the turn completed with, for its span. */
+    private String finishReason;
     /** A call of the step being awaited was denied. */
     private boolean denied;
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
@@ -116,8 +120,9 @@ public final class AgentLoop implements Runnable {
         this.config = config;
         this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
+        this.spans = metrics.tracing().turn(turn, progress.model());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publish, active.cancel,
-                usage::addFailed, producer.clock());
+                usage::addFailed, producer.clock(), spans);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publish, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -139,6 +144,7 @@ public final class AgentLoop implements Runnable {
         } finally {
             awaitDelivery();
             boolean handedOver = active.handover.isDone();
+            spans.ended(status, usage.total(), finishReason, handedOver);
             if (handedOver) {
                 registry.release(turn.turnId());
             } else {
@@ -189,7 +195,11 @@ public final class AgentLoop implements Runnable {
             }
             int current = step;
             stepStarted = System.nanoTime();
-            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            StepOutcome outcome;
+            try (Scope inStep = spans.step(step)) {
+                outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            }
+            spans.stepCalled(outcome);
             metrics.step(turn.provider().name(), retry.model(), outcome.status(),
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
@@ -251,6 +261,7 @@ public final class AgentLoop implements Runnable {
     }
 
     private ResponseStatus done(String finishReason) {
+        this.finishReason = finishReason;
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
                 retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
@@ -310,6 +321,7 @@ public final class AgentLoop implements Runnable {
         ToolRound round = new ToolRound(turn.runId(), step, calls, published.keySet(), clock.millis(),
                 config.toolResultTimeout());
         BlockingQueue<ToolRound.Input> inputs = new LinkedBlockingQueue<>();
+        calls.stream().filter(call -> !published.containsKey(call.callId())).forEach(spans::toolCallReleased);
         calls.stream().filter(call -> !published.containsKey(call.callId())).map(ToolCallRequest::callId).forEach(id -> {
             active.result(id).thenAccept(result -> inputs.add(new ToolRound.Input.Result(result)));
             active.started(id).thenAccept(at -> inputs.add(new ToolRound.Input.Started(id, at)));
@@ -362,6 +374,7 @@ public final class AgentLoop implements Runnable {
             if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
                 denied = true;
             }
+            spans.toolCallEnded(answered.call().callId(), result, null);
             outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
             reporter.toolFinished(answered.call(), answered.result());
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
@@ -393,6 +406,7 @@ public final class AgentLoop implements Runnable {
 
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
         long now = producer.clock().millis();
+        spans.toolCallEnded(call.callId(), null, why.error() != null ? why.error().code() : why.status().wire());
         publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
                 TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, now));
         reporter.toolEnded(call, why.status(), startedAt, now, why.error());

@@ -1,5 +1,6 @@
 package io.turnstream.gateway.loop;
 
+import io.opentelemetry.api.trace.Span;
 import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
@@ -42,6 +43,7 @@ final class StepRetry {
     private final BiConsumer<String, Usage> failedUsage;
     private final TurnProgress.Interrupted interrupted;
     private final Clock clock;
+    private final TurnTracing.TurnSpans spans;
     private final RandomGenerator random = RandomGenerator.getDefault();
     /** The interrupted step's items: withdrawn once, then the latest call's. */
     private StepItems resumedStep;
@@ -53,8 +55,9 @@ final class StepRetry {
      */
     StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ProviderClient client,
               GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
-              BiConsumer<String, Usage> failedUsage, Clock clock) {
+              BiConsumer<String, Usage> failedUsage, Clock clock, TurnTracing.TurnSpans spans) {
         this.clock = clock;
+        this.spans = spans;
         this.turn = turn;
         this.config = config;
         this.client = client;
@@ -86,8 +89,10 @@ final class StepRetry {
                 status.callStarting(call.attempt());
                 ModelRequest request = new ModelRequest(model, turn.system(), conversation, turn.tools(),
                         config.maxTokens(), config.thinkingBudget());
+                Span span = spans.modelCall(model);
                 StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
                         cancel);
+                TurnTracing.modelCallEnded(span, outcome);
                 next = attempts.on(new StepAttempts.Input.AttemptEnded(outcome, items.withdrawn(), cancel.isCancelled(),
                         clock.millis()));
             } else if (output instanceof StepAttempts.Output.Failed failed) {
