@@ -9,6 +9,7 @@ import io.turnstream.gateway.openai.OpenAiApi;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.TurnTracing;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.ownership.OwnershipConfig;
 import io.turnstream.gateway.ownership.PartitionOwnership;
@@ -18,8 +19,10 @@ import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.security.RequestGuard;
+import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.Topics;
@@ -86,6 +89,7 @@ public final class Gateway implements AutoCloseable {
         this.ownsMetrics = shared == null;
         this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
         metrics.bindTo(serviceMetrics.registry());
+        metrics.traceWith(TurnTracing.fromEnvironment(System.getenv()));
         Topics topics = settings.topics();
         this.providers = new Providers(endpoints, config);
         ProviderClient client = new ProviderClient(ProviderClient.defaultHttpClient(), watchdog, config.stallTimeout());
@@ -104,7 +108,8 @@ public final class Gateway implements AutoCloseable {
             startedViews = TurnViews.start(settings, wire);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
-                    TenantLimits.of(config.security()), producer, ownership, startedViews, metrics, clock);
+                    TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
+                    startedViews, metrics, clock);
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
@@ -112,6 +117,7 @@ public final class Gateway implements AutoCloseable {
             routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
+            routes.add(new ThreadsApi(startedViews));
             routes.add(new ChatApi(starts, startedViews));
             routes.add(new OpenAiApi(starts, startedViews, clock));
             routes.addAll(extraRoutes);
@@ -269,6 +275,7 @@ public final class Gateway implements AutoCloseable {
         producer.close();
         providers.close();
         watchdog.close();
+        metrics.tracing().close();
         closeOwnMetrics();
     }
 

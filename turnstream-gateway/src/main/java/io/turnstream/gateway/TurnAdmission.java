@@ -5,6 +5,8 @@ import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.gateway.provider.ResolvedProvider;
+import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
 import io.turnstream.gateway.turn.TurnPhase;
@@ -39,6 +41,7 @@ public final class TurnAdmission implements TurnStarter {
     private final Providers providers;
     private final TurnRegistry registry;
     private final TenantLimits tenantLimits;
+    private final SpendPolicy spend;
     private final GatewayProducer producer;
     private final TurnOwnership ownership;
     private final TurnViews views;
@@ -48,12 +51,13 @@ public final class TurnAdmission implements TurnStarter {
     private final Map<String, TenantLimits.Permit> permits = new ConcurrentHashMap<>();
 
     TurnAdmission(int maxConcurrentTurns, Providers providers, TurnRegistry registry, TenantLimits tenantLimits,
-                  GatewayProducer producer, TurnOwnership ownership, TurnViews views, GatewayMetrics metrics,
+                  SpendPolicy spend, GatewayProducer producer, TurnOwnership ownership, TurnViews views, GatewayMetrics metrics,
                   Clock clock) {
         this.maxConcurrentTurns = maxConcurrentTurns;
         this.providers = providers;
         this.registry = registry;
         this.tenantLimits = tenantLimits;
+        this.spend = spend;
         this.producer = producer;
         this.ownership = ownership;
         this.views = views;
@@ -72,7 +76,8 @@ public final class TurnAdmission implements TurnStarter {
             // every API that names a thread (a body, a chat id, a header) ends here
             JsonBody.requireId("the thread id", request.threadId());
         }
-        providers.resolve(request.provider(), request.model());
+        ResolvedProvider resolved = providers.resolve(request.provider(), request.model());
+        spend.check(tenantId, resolved.name(), resolved.model(), request.maxSteps());
         if (registry.runningCount() >= maxConcurrentTurns) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + maxConcurrentTurns

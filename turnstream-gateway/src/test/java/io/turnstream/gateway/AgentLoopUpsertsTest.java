@@ -321,6 +321,35 @@ class AgentLoopUpsertsTest {
 
     // ---- helpers ----
 
+    @Test
+    void aThreadListsItsTurnsInOrderWithTheirToolCallsAndOutputs() throws Exception {
+        String threadId = "thread-listed-" + System.nanoTime();
+        String first = startTurnInThread("read: first question", threadId);
+        upserts.awaitEnd(first, TURN_TIMEOUT);
+        String second = startTurnInThread("read: second question", threadId);
+        upserts.awaitEnd(second, TURN_TIMEOUT);
+
+        await().atMost(TURN_TIMEOUT).untilAsserted(() -> {
+            HttpResponse<String> response = get("/v1/threads/" + threadId);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            JsonNode turns = Json.fromString(response.body(), JsonNode.class).get("turns");
+            assertThat(turns).extracting(turn -> turn.get("turnId").asText()).containsExactly(first, second);
+            assertThat(turns).extracting(turn -> turn.get("status").asText()).containsOnly("complete");
+            assertThat(turns.get(1).get("items")).extracting(item -> item.get("itemType").asText())
+                    .contains("message", "tool_call", "tool_output");
+            assertThat(turns.get(1).get("items")).extracting(item -> item.path("content").asText())
+                    .contains("read: second question");
+        });
+        assertThat(get("/v1/threads/no-such-thread").statusCode()).isEqualTo(404);
+    }
+
+    private static String startTurnInThread(String prompt, String threadId) throws Exception {
+        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
+                .put("prompt", prompt).put("threadId", threadId)));
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
+        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+    }
+
     private static JsonNode fileArgs(String path, String content) {
         return JsonNodeFactory.instance.objectNode().put("path", path).put("content", content);
     }

@@ -9,8 +9,17 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.MaxTokensContinuation;
+import io.turnstream.gateway.loop.TurnTracing;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
@@ -170,6 +179,62 @@ class GatewayTurnsTest {
         };
         long now = System.currentTimeMillis();
         return new ToolResult(call.callId(), call.turnId(), call.toolName(), true, output, null, now, now);
+    }
+
+    @Test
+    void aTurnIsTracedUnderItsRequestsTraceAsTurnStepsModelCallsAndToolCalls() throws Exception {
+        InMemorySpanExporter exported = InMemorySpanExporter.create();
+        gateway.metrics().traceWith(TurnTracing.of(OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
+                .addSpanProcessor(SimpleSpanProcessor.create(exported)).build()).build()));
+        try {
+            String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/v1/turns"))
+                    .header("content-type", "application/json")
+                    .header("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01")
+                    .POST(HttpRequest.BodyPublishers.ofString(
+                            "{\"provider\": \"simulated\", \"prompt\": \"Trace this tour of the workspace\"}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).isEqualTo(202);
+            JsonNode started = Json.fromString(response.body(), JsonNode.class);
+            awaitDone(started.get("runId").asText());
+
+            SpanData turn = await().atMost(TURN_TIMEOUT).until(() -> exported.getFinishedSpanItems().stream()
+                    .filter(span -> span.getTraceId().equals(traceId) && span.getName().equals("invoke_agent turnstream"))
+                    .findFirst().orElse(null), span -> span != null);
+            List<SpanData> spans = exported.getFinishedSpanItems().stream()
+                    .filter(span -> span.getTraceId().equals(traceId)).toList();
+            assertThat(turn.getParentSpanId()).as("under the request's span").isEqualTo("00f067aa0ba902b7");
+            Attributes turnAttributes = turn.getAttributes();
+            assertThat(turnAttributes.get(AttributeKey.stringKey("gen_ai.operation.name"))).isEqualTo("invoke_agent");
+            assertThat(turnAttributes.get(AttributeKey.stringKey("gen_ai.provider.name"))).isEqualTo("simulated");
+            assertThat(turnAttributes.get(AttributeKey.stringKey("gen_ai.request.model"))).isEqualTo("turnstream-simulated");
+            assertThat(turnAttributes.get(AttributeKey.stringKey("gen_ai.conversation.id")))
+                    .isEqualTo(started.get("threadId").asText());
+            assertThat(turnAttributes.get(AttributeKey.longKey("gen_ai.usage.input_tokens"))).isPositive();
+            assertThat(turnAttributes.get(AttributeKey.stringArrayKey("gen_ai.response.finish_reasons")))
+                    .containsExactly("stop");
+
+            List<SpanData> steps = spans.stream().filter(span -> span.getName().startsWith("step ")).toList();
+            assertThat(steps).extracting(SpanData::getName).containsExactlyInAnyOrder("step 1", "step 2", "step 3");
+            assertThat(steps).allSatisfy(step -> assertThat(step.getParentSpanId()).isEqualTo(turn.getSpanId()));
+            List<SpanData> calls = spans.stream().filter(span -> span.getName().startsWith("chat ")).toList();
+            assertThat(calls).hasSize(3).allSatisfy(call -> {
+                assertThat(call.getKind()).isEqualTo(SpanKind.CLIENT);
+                assertThat(call.getAttributes().get(AttributeKey.stringKey("gen_ai.operation.name"))).isEqualTo("chat");
+                assertThat(call.getAttributes().get(AttributeKey.longKey("gen_ai.usage.output_tokens"))).isPositive();
+            });
+            assertThat(calls).extracting(SpanData::getParentSpanId)
+                    .containsExactlyInAnyOrderElementsOf(steps.stream().map(SpanData::getSpanId).toList());
+            List<SpanData> tools = spans.stream().filter(span -> span.getName().startsWith("execute_tool ")).toList();
+            assertThat(tools).extracting(SpanData::getName)
+                    .containsExactlyInAnyOrder("execute_tool list_files", "execute_tool read_file");
+            assertThat(tools).allSatisfy(tool -> {
+                assertThat(tool.getAttributes().get(AttributeKey.stringKey("gen_ai.tool.call.id"))).isNotBlank();
+                assertThat(steps).extracting(SpanData::getSpanId).contains(tool.getParentSpanId());
+            });
+        } finally {
+            gateway.metrics().traceWith(TurnTracing.off());
+        }
     }
 
     // ---- the agent loop ----

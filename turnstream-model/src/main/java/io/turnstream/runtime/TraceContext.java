@@ -90,6 +90,12 @@ public record TraceContext(String traceparent, String tracestate) {
         return new TraceContext(fields.get(TRACEPARENT), fields.get(TRACESTATE));
     }
 
+    /** As an OpenTelemetry context whose span is this one (remote), the parent of the spans made for the turn. */
+    public Context context() {
+        return PROPAGATOR.extract(Context.root(), key -> TRACEPARENT.equals(key) ? traceparent
+                : TRACESTATE.equals(key) ? tracestate : null, LOOKUP);
+    }
+
     /** The 32-hex trace id. */
     public String traceId() {
         return traceparent.split("-")[1];

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.demo.Demo;
+import io.turnstream.gateway.NodeScript;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.model.Json;
 import io.turnstream.testsupport.UsesBroker;
@@ -15,13 +16,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,7 +37,6 @@ class AiSdkChatTest {
 
     /** The repository's {@code clients/ai-sdk}; tests run in the module's directory. */
     private static final Path CLIENT = Path.of("..", "clients", "ai-sdk");
-    private static final long NODE_TIMEOUT_SECONDS = 120;
     private static final String PROMPT = "What is in this workspace?";
 
     private static Demo demo;
@@ -153,24 +150,12 @@ class AiSdkChatTest {
 
     /** Runs the AI SDK client script and returns what it printed. */
     private static JsonNode node(String command, String chatId, String prompt) throws Exception {
-        List<String> args = new ArrayList<>(List.of("node", "chat.mjs", command, demo.gatewayUrl()));
+        List<String> args = new ArrayList<>(List.of(command, demo.gatewayUrl()));
         if (chatId != null) {
             args.add(chatId);
             args.add(prompt);
         }
-        Path stderr = Files.createTempFile("ai-sdk-client", ".err");
-        Process process = new ProcessBuilder(args).directory(CLIENT.toFile())
-                .redirectError(stderr.toFile()).start();
-        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        boolean exited = process.waitFor(NODE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        if (!exited) {
-            process.destroyForcibly();
-        }
-        String err = Files.readString(stderr);
-        Files.delete(stderr);
-        assertThat(exited && process.exitValue() == 0).as("node chat.mjs %s: stdout %s, stderr %s", command, out, err)
-                .isTrue();
-        return Json.MAPPER.readTree(out);
+        return NodeScript.run(CLIENT, "chat.mjs", args);
     }
 
     private static JsonNode snapshot(String turnId) throws IOException, InterruptedException {

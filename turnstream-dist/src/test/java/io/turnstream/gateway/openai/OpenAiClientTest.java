@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.demo.Demo;
+import io.turnstream.gateway.NodeScript;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.model.Json;
 import io.turnstream.testsupport.UsesBroker;
@@ -14,11 +15,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +34,6 @@ import org.junit.jupiter.api.Test;
 class OpenAiClientTest {
 
     private static final Path CLIENT = Path.of("..", "clients", "openai");
-    private static final long NODE_TIMEOUT_SECONDS = 180;
     /** What the simulated provider answers after reading the demo workspace's README through the executor. */
     private static final String WORKSPACE_ANSWER = "`README.md` has";
     private static final String CLIENT_FILE_ANSWER = "`notes.md` has 2 lines. It begins with:\n\n> # Launch notes";
@@ -53,18 +50,7 @@ class OpenAiClientTest {
                         + "outside Maven").isRegularFile();
         demo = Demo.start(new Demo.Options(0, ProviderEndpoints.simulatedOnly(null), "simulated", null),
                 new PrintWriter(new StringWriter()));
-        Path stderr = Files.createTempFile("openai-client", ".err");
-        Process process = new ProcessBuilder("node", "openai.mjs", demo.gatewayUrl(), "")
-                .directory(CLIENT.toFile()).redirectError(stderr.toFile()).start();
-        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        boolean exited = process.waitFor(NODE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        if (!exited) {
-            process.destroyForcibly();
-        }
-        String err = Files.readString(stderr);
-        Files.delete(stderr);
-        assertThat(exited && process.exitValue() == 0).as("node openai.mjs: stdout %s, stderr %s", out, err).isTrue();
-        result = Json.MAPPER.readTree(out);
+        result = NodeScript.run(CLIENT, "openai.mjs", List.of(demo.gatewayUrl(), ""));
     }
 
     @AfterAll

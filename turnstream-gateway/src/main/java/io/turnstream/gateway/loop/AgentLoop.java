@@ -2,6 +2,7 @@ package io.turnstream.gateway.loop;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.opentelemetry.context.Scope;
 import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -100,6 +101,9 @@ public final class AgentLoop implements Runnable {
     private final MaxTokensContinuation continuation;
     private final UsageLedger usage;
     private final ContextManager context;
+    private final TurnTracing.TurnSpans spans;
+    /** The finish reason the turn completed with, for its span. */
+    private String finishReason;
     /** A call of the step being awaited was denied. */
     private boolean denied;
     /** A model step's latest {@code item_done}, not published yet (see {@link #publishStepEvent}). */
@@ -127,8 +131,9 @@ public final class AgentLoop implements Runnable {
         this.config = config;
         this.usage = new UsageLedger(config.prices(), progress.usage(), progress.failedUsage());
         this.continuation = new MaxTokensContinuation(progress.continuations());
+        this.spans = metrics.tracing().turn(turn, progress.model());
         this.retry = new StepRetry(turn, progress, config, client, metrics, reporter, this::publishStepEvent, active.cancel,
-                usage::addFailed, producer.clock(), waits);
+                usage::addFailed, producer.clock(), waits, spans);
         this.context = new ContextManager(turn, config, new ConversationCompactor(client, config), reporter,
                 this::publishTogether, active.cancel, usage::add, metrics, producer.clock());
     }
@@ -150,6 +155,7 @@ public final class AgentLoop implements Runnable {
         } finally {
             awaitDelivery();
             boolean handedOver = active.handover.isDone();
+            spans.ended(status, usage.total(), finishReason, handedOver);
             if (handedOver) {
                 registry.release(turn.turnId());
             } else {
@@ -200,7 +206,11 @@ public final class AgentLoop implements Runnable {
             }
             int current = step;
             stepStarted = System.nanoTime();
-            StepOutcome outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            StepOutcome outcome;
+            try (Scope inStep = spans.step(step)) {
+                outcome = context.call(step, conversation, retry::model, entries -> retry.call(current, entries));
+            }
+            spans.stepCalled(outcome);
             metrics.step(turn.provider().name(), retry.model(), outcome.status(),
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
@@ -267,6 +277,7 @@ public final class AgentLoop implements Runnable {
     }
 
     private ResponseStatus done(String finishReason) {
+        this.finishReason = finishReason;
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
                 retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
@@ -326,6 +337,7 @@ public final class AgentLoop implements Runnable {
         ToolRound round = new ToolRound(turn.runId(), step, calls, published.keySet(), clock.millis(),
                 config.toolResultTimeout());
         BlockingQueue<ToolRound.Input> inputs = new LinkedBlockingQueue<>();
+        calls.stream().filter(call -> !published.containsKey(call.callId())).forEach(spans::toolCallReleased);
         calls.stream().filter(call -> !published.containsKey(call.callId())).map(ToolCallRequest::callId).forEach(id -> {
             active.result(id).thenAccept(result -> inputs.add(new ToolRound.Input.Result(result)));
             active.started(id).thenAccept(at -> inputs.add(new ToolRound.Input.Started(id, at)));
@@ -378,6 +390,7 @@ public final class AgentLoop implements Runnable {
             if (result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())) {
                 denied = true;
             }
+            spans.toolCallEnded(answered.call().callId(), result, null);
             outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
             reporter.toolFinished(answered.call(), answered.result());
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
@@ -414,6 +427,7 @@ public final class AgentLoop implements Runnable {
 
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
         long now = producer.clock().millis();
+        spans.toolCallEnded(call.callId(), null, why.error() != null ? why.error().code() : why.status().wire());
         publishOutput(outputId, call, new ToolResult(call.callId(), turn.turnId(), call.name(), false,
                 TextNode.valueOf(why.output()), why.error(), startedAt == null ? 0 : startedAt, now));
         reporter.toolEnded(call, why.status(), startedAt, now, why.error());

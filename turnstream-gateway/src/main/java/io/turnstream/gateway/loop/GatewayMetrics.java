@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.LongAdder;
  * The gateway's counters, served as JSON on {@code GET /metrics} and, through {@link #bindTo}, as
  * Prometheus counters {@code turnstream_gateway_<name>_total}; and, on the registries bound, latency
  * histograms (Prometheus {@code _seconds} buckets) of time to first token, model steps, tool calls
- * and turns, and token and cost counters by provider, model and tenant.
+ * and turns, and token and cost counters by provider, model and tenant. It also carries the turns'
+ * OpenTelemetry spans ({@link TurnTracing}; none until {@link #traceWith}).
  */
 public final class GatewayMetrics {
 
@@ -49,6 +50,17 @@ public final class GatewayMetrics {
         for (Counter counter : Counter.values()) {
             counters.put(counter, new LongAdder());
         }
+    }
+
+    private volatile TurnTracing tracing = TurnTracing.off();
+
+    /** The spans of the turns that start from now on go through this. */
+    public void traceWith(TurnTracing tracing) {
+        this.tracing = tracing;
+    }
+
+    public TurnTracing tracing() {
+        return tracing;
     }
 
     public void increment(Counter counter) {

@@ -1,5 +1,6 @@
 package io.turnstream.gateway.loop;
 
+import io.opentelemetry.api.trace.Span;
 import io.turnstream.gateway.loop.GatewayMetrics.Counter;
 import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
@@ -42,6 +43,7 @@ final class StepRetry {
     private final TurnProgress.Interrupted interrupted;
     private final Clock clock;
     private final LoopWaits waits;
+    private final TurnTracing.TurnSpans spans;
     private final RandomGenerator random = RandomGenerator.getDefault();
     /** The latest attempt's items of step {@link #lastStep}: a later call of the same step names its items after them. */
     private StepItems lastItems;
@@ -54,9 +56,10 @@ final class StepRetry {
      */
     StepRetry(AgentLoop.Turn turn, TurnProgress progress, LoopConfig config, ModelCaller client,
               GatewayMetrics metrics, TurnStatusReporter status, StepItems.Sink sink, CancelSignal cancel,
-              BiConsumer<String, Usage> failedUsage, Clock clock, LoopWaits waits) {
+              BiConsumer<String, Usage> failedUsage, Clock clock, LoopWaits waits, TurnTracing.TurnSpans spans) {
         this.clock = clock;
         this.waits = waits;
+        this.spans = spans;
         this.turn = turn;
         this.config = config;
         this.client = client;
@@ -88,8 +91,10 @@ final class StepRetry {
                 status.callStarting(call.attempt());
                 ModelRequest request = new ModelRequest(model, turn.system(), conversation, turn.tools(),
                         config.maxTokens(), config.thinkingBudget());
+                Span span = spans.modelCall(model);
                 StepOutcome outcome = client.call(turn.provider().adapter(), turn.provider().endpoint(), request, items,
                         cancel);
+                TurnTracing.modelCallEnded(span, outcome);
                 next = attempts.on(new StepAttempts.Input.AttemptEnded(outcome, items.withdrawn(), cancel.isCancelled(),
                         clock.millis()));
             } else if (output instanceof StepAttempts.Output.Failed failed) {

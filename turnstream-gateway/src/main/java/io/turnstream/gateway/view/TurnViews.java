@@ -200,6 +200,18 @@ public final class TurnViews implements AutoCloseable {
                 .map(snapshot -> snapshot.status() == TurnPhase.RUNNING).orElse(false));
     }
 
+    /**
+     * A thread's turns, earliest first, each as its snapshot (status and items, from {@code llm.item-state}
+     * and the live feed); empty when the tenant has no such thread. Turns whose state was forgotten
+     * (past {@code max-state-turns}) are left out.
+     *
+     * @param tenantId the caller's tenant; null when the gateway has no keys
+     */
+    public List<TurnSnapshot> threadTurns(String tenantId, String threadId) {
+        return threads.turns(tenantId, threadId).stream().map(turnId -> snapshot(turnId, null))
+                .flatMap(Optional::stream).toList();
+    }
+
     /** The turn's current state, or empty when neither this gateway nor Kafka knows it. */
     public Optional<TurnSnapshot> snapshot(String turnId, TurnStatus runningHere) {
         List<UpsertEnvelope> current = TurnSnapshots.latestPerItem(TurnSnapshots.concat(state.entries(turnId),

@@ -1,0 +1,80 @@
+package io.turnstream.gateway.security;
+
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.runtime.Settings;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a tenant may spend the operator's provider keys on: which provider and model (an allow-list of
+ * {@code provider:model} entries, {@code provider:*} for any model of that provider), and how many steps
+ * a turn may take at most (a request's {@code maxSteps} over the operator's limit is refused, not cut).
+ * Settings: {@code turnstream.gateway.allowed-models} for every tenant (empty: any model of a configured
+ * provider), {@code turnstream.gateway.tenant.<tenant>.allowed-models} for one, and
+ * {@code turnstream.gateway.max-steps-limit}.
+ */
+public final class SpendPolicy {
+
+    private static final String PREFIX = SecurityConfig.PREFIX;
+
+    private final int maxStepsLimit;
+    private final List<String> allowedForAll;
+    private final Map<String, List<String>> allowedPerTenant;
+
+    SpendPolicy(int maxStepsLimit, List<String> allowedForAll, Map<String, List<String>> allowedPerTenant) {
+        this.maxStepsLimit = maxStepsLimit;
+        this.allowedForAll = List.copyOf(allowedForAll);
+        this.allowedPerTenant = Map.copyOf(allowedPerTenant);
+    }
+
+    /** @param defaultMaxSteps the steps of a turn that names none: it must be within the limit */
+    public static SpendPolicy from(Settings settings, int defaultMaxSteps) {
+        long limit = settings.getLong(PREFIX + "max-steps-limit", Math.max(25, defaultMaxSteps));
+        if (limit < defaultMaxSteps) {
+            throw new IllegalArgumentException(PREFIX + "max-steps (" + defaultMaxSteps + ") is over "
+                    + PREFIX + "max-steps-limit (" + limit + ")");
+        }
+        Map<String, List<String>> perTenant = new HashMap<>();
+        for (String key : settings.all().stringPropertyNames()) {
+            if (key.startsWith(PREFIX + "tenant.") && key.endsWith(".allowed-models")) {
+                String tenant = key.substring((PREFIX + "tenant.").length(), key.length() - ".allowed-models".length());
+                perTenant.put(tenant, entries(settings.get(key, ""), key));
+            }
+        }
+        return new SpendPolicy((int) limit, entries(settings.get(PREFIX + "allowed-models", ""), PREFIX + "allowed-models"),
+                perTenant);
+    }
+
+    private static List<String> entries(String value, String key) {
+        List<String> entries = Arrays.stream(value.split(",")).map(String::strip).filter(e -> !e.isEmpty()).toList();
+        for (String entry : entries) {
+            int colon = entry.indexOf(':');
+            if (colon < 1 || colon == entry.length() - 1) {
+                throw new IllegalArgumentException(key + ": '" + entry + "' is not provider:model (or provider:*)");
+            }
+        }
+        return entries;
+    }
+
+    /**
+     * Refuses (403) a model the tenant may not use and (400) steps over the operator's limit.
+     *
+     * @param tenantId null for the gateway without keys
+     * @param maxSteps null for the default
+     */
+    public void check(String tenantId, String provider, String model, Integer maxSteps) {
+        if (maxSteps != null && maxSteps > maxStepsLimit) {
+            throw ApiError.badRequest("'maxSteps' is " + maxSteps + "; this gateway allows at most " + maxStepsLimit
+                    + " (turnstream.gateway.max-steps-limit)");
+        }
+        List<String> allowed = tenantId != null && allowedPerTenant.containsKey(tenantId)
+                ? allowedPerTenant.get(tenantId) : allowedForAll;
+        if (allowed.isEmpty() || allowed.contains(provider + ":" + model) || allowed.contains(provider + ":*")) {
+            return;
+        }
+        throw new ApiError(403, (tenantId == null ? "this gateway" : "tenant " + tenantId) + " may not use model '"
+                + model + "' of provider '" + provider + "'; allowed: " + String.join(", ", allowed));
+    }
+}

@@ -1,0 +1,49 @@
+package io.turnstream.gateway.security;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.turnstream.gateway.http.ApiError;
+import io.turnstream.runtime.Settings;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/** A tenant spends the operator's keys only on the models it is allowed, within the operator's step limit. */
+class SpendPolicyTest {
+
+    private static SpendPolicy policy(String... keyValues) {
+        Properties props = new Properties();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            props.setProperty(keyValues[i], keyValues[i + 1]);
+        }
+        return SpendPolicy.from(Settings.of(props), 10);
+    }
+
+    @Test
+    void maxStepsOverTheOperatorsLimitIs400() {
+        SpendPolicy spend = policy("turnstream.gateway.max-steps-limit", "20");
+
+        assertThatCode(() -> spend.check("tenant-a", "anthropic", "m", 20)).doesNotThrowAnyException();
+        assertThatThrownBy(() -> spend.check("tenant-a", "anthropic", "m", 100)).isInstanceOfSatisfying(ApiError.class,
+                e -> org.assertj.core.api.Assertions.assertThat(e.status()).isEqualTo(400));
+    }
+
+    @Test
+    void aTenantUsesOnlyItsAllowedModels() {
+        SpendPolicy spend = policy("turnstream.gateway.allowed-models", "anthropic:claude-cheap,simulated:*",
+                "turnstream.gateway.tenant.tenant-rich.allowed-models", "anthropic:*");
+
+        assertThatCode(() -> spend.check("tenant-a", "anthropic", "claude-cheap", null)).doesNotThrowAnyException();
+        assertThatCode(() -> spend.check("tenant-a", "simulated", "any", null)).doesNotThrowAnyException();
+        assertThatThrownBy(() -> spend.check("tenant-a", "anthropic", "claude-expensive", null))
+                .isInstanceOfSatisfying(ApiError.class, e -> org.assertj.core.api.Assertions.assertThat(e.status()).isEqualTo(403))
+                .hasMessageContaining("may not use model 'claude-expensive'");
+        assertThatCode(() -> spend.check("tenant-rich", "anthropic", "claude-expensive", null)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void aDefaultOverTheLimitIsAConfigurationError() {
+        assertThatThrownBy(() -> policy("turnstream.gateway.max-steps-limit", "5"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max-steps-limit");
+    }
+}
