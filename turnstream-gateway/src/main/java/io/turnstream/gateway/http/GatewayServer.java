@@ -2,6 +2,7 @@ package io.turnstream.gateway.http;
 
 import io.javalin.Javalin;
 import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
 import io.javalin.json.JavalinJackson;
 import io.turnstream.gateway.openai.OpenAiErrors;
 import io.turnstream.model.Json;
@@ -52,13 +53,23 @@ public final class GatewayServer implements AutoCloseable {
             config.http.defaultContentType = "application/json";
             config.http.maxRequestSize = maxBodyBytes;
             config.routes.exception(ApiError.class, (e, ctx) -> {
+                String path = pathOrNull(ctx);
+                if (path == null) {
+                    LOG.debug("{} after its client left", e.getMessage());
+                    return;
+                }
                 ctx.attribute(ANSWERED, true);
                 e.headers().forEach(ctx::header);
-                ctx.status(e.status()).json(errorBody(ctx.path(), e.status(), e.getMessage()));
+                ctx.status(e.status()).json(errorBody(path, e.status(), e.getMessage()));
             });
             config.routes.exception(Exception.class, (e, ctx) -> {
-                LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
-                ctx.status(500).json(errorBody(ctx.path(), 500, "internal error; see the gateway's log"));
+                String path = pathOrNull(ctx);
+                if (path == null) {
+                    LOG.debug("a request failed after its client left", e);
+                    return;
+                }
+                LOG.error("{} {} failed", ctx.method(), path, e);
+                ctx.status(500).json(errorBody(path, 500, "internal error; see the gateway's log"));
             });
             config.routes.error(404, ctx -> {
                 if (ctx.attribute(ANSWERED) == null) {
@@ -70,6 +81,18 @@ public final class GatewayServer implements AutoCloseable {
         });
         app.start(host, port);
         return new GatewayServer(app, host);
+    }
+
+    /**
+     * The request's path, or null once Jetty recycled the request: a stream whose client left can still fail
+     * afterwards (a heartbeat's write), and then there is no one to answer and nothing worth a warning.
+     */
+    private static String pathOrNull(Context ctx) {
+        try {
+            return ctx.path();
+        } catch (RuntimeException recycled) {
+            return null;
+        }
     }
 
     /** The OpenAI-compatible routes answer errors in OpenAI's shape, every other route {@code {"error": "..."}}. */
