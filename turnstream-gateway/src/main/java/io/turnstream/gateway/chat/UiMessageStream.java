@@ -224,7 +224,14 @@ final class UiMessageStream implements LiveEncoder {
         if (item.callId() == null || !toolInputsSent.add(item.callId())) {
             return;
         }
-        startToolInput(item.itemId(), item.callId(), item.toolName(), client).available = true;
+        ToolInput started = startToolInput(item.itemId(), item.callId(), item.toolName(), client);
+        // the arguments' appends and the call's upsert come from two topics read apart: what the appends
+        // have not streamed yet is sent now, so the input's deltas always add up to the whole input
+        String unstreamed = started.text.upsert(item.content());
+        if (!unstreamed.isEmpty()) {
+            inputDelta(item.callId(), unstreamed, client);
+        }
+        started.available = true;
         ObjectNode input = chunk("tool-input-available").put("toolCallId", item.callId())
                 .put("toolName", toolNameOrDefault(item.toolName()));
         input.set("input", item.toolArguments() != null ? item.toolArguments() : Json.MAPPER.createObjectNode());

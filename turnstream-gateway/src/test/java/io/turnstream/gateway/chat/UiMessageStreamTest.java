@@ -124,13 +124,14 @@ class UiMessageStreamTest {
     void toolOutcomesAndAFailedTurnEndTheMessageWithAnError() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);
-        chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 4);
-        chunks.receive(() -> turn.toolOutput("c-s1-out0", "call-1", "read_file", "no such file: missing.md", false), 5);
+        chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 5);
+        chunks.receive(() -> turn.toolOutput("c-s1-out0", "call-1", "read_file", "no such file: missing.md", false), 6);
         turn.failed("STREAM_STALLED", "the provider sent nothing for 30 s");
 
         await().until(chunks::ended);
-        assertThat(chunks.lines()).as("a call seen only when complete still opens its input").containsSubsequence(
+        assertThat(chunks.lines()).as("a call seen only when complete still opens and streams its input").containsSubsequence(
                 "{\"type\":\"tool-input-start\",\"toolCallId\":\"call-1\",\"toolName\":\"read_file\"}",
+                "{\"type\":\"tool-input-delta\",\"toolCallId\":\"call-1\",\"inputTextDelta\":\"{\\\"path\\\":\\\"missing.md\\\"}\"}",
                 "{\"type\":\"tool-input-available\",\"toolCallId\":\"call-1\",\"toolName\":\"read_file\","
                         + "\"input\":{\"path\":\"missing.md\"}}",
                 "{\"type\":\"tool-output-error\",\"toolCallId\":\"call-1\",\"errorText\":\"no such file: missing.md\"}",
