@@ -30,7 +30,8 @@ import java.util.stream.Collectors;
  * @param partitions partitions of every benchmark topic
  * @param seed seed of the simulated content and lengths
  * @param pairs interleaved runs of each contender in the flood comparison and at each ladder step
- * @param largestStepPairs pairs at the largest ladder step (at most {@code pairs}): its runs take the longest
+ * @param largestStepPairs pairs at the largest ladder step (at most {@code pairs}); lowering it shortens a
+ *     run the most, since that step's runs take the longest
  * @param amplificationRuns runs of the write-amplification phase, each on fresh topics and a fresh app
  * @param phases the phases this run measures
  */
@@ -115,13 +116,13 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     public static BenchConfig full() {
         return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
-                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 3, 3, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, EnumSet.allOf(Phase.class));
     }
 
     public static BenchConfig quick() {
         return new BenchConfig(List.of(50, 200), Duration.ofSeconds(3), Duration.ofSeconds(8),
                 Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
-                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 3, 3, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 5, 3, EnumSet.allOf(Phase.class));
     }
 
     public boolean measures(Phase phase) {
@@ -141,7 +142,7 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
         return List.copyOf(steps);
     }
 
-    /** Pairs at a step: fewer at the largest of several, whose runs take the longest. */
+    /** Pairs at a step: at the largest of several, no more than {@code largestStepPairs}. */
     public int pairsAt(int turns) {
         List<Integer> steps = steps();
         boolean largest = steps.size() > 1 && turns == steps.get(steps.size() - 1);

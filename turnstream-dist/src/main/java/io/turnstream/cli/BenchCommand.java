@@ -49,7 +49,7 @@ public final class BenchCommand implements Callable<Integer> {
     private Integer pairs;
 
     @Option(names = "--largest-step-pairs", paramLabel = "N",
-            description = "Pairs at the largest ladder step, at most --pairs: its runs take the longest (default: 3).")
+            description = "Pairs at the largest ladder step, at most --pairs; lower it to shorten a run the most (default: 5).")
     private Integer largestStepPairs;
 
     @Option(names = "--amplification-runs", paramLabel = "N",

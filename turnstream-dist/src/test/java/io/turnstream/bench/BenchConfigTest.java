@@ -12,11 +12,13 @@ import org.junit.jupiter.api.Test;
 class BenchConfigTest {
 
     @Test
-    void theLargestOfSeveralStepsRunsFewerPairsAndTheOthersTheDefault() {
+    void everyStepRunsFivePairsByDefaultAndTheLargestCanRunFewer() {
         BenchConfig full = BenchConfig.full();
 
         assertThat(full.steps()).containsExactly(50, 200, 1000);
-        assertThat(full.steps()).extracting(full::pairsAt).containsExactly(5, 5, 3);
+        assertThat(full.steps()).extracting(full::pairsAt).containsExactly(5, 5, 5);
+        assertThat(with(full, full.ladder(), 5, 3, EnumSet.allOf(Phase.class)).steps())
+                .extracting(with(full, full.ladder(), 5, 3, EnumSet.allOf(Phase.class))::pairsAt).containsExactly(5, 5, 3);
         assertThat(with(full, List.of(200), 5, 3, EnumSet.allOf(Phase.class)).pairsAt(200)).isEqualTo(5);
         // fewer pairs asked for than the largest step's default: the largest runs no more than the others
         assertThat(with(full, full.ladder(), 2, 3, EnumSet.allOf(Phase.class)).pairsAt(1000)).isEqualTo(2);
