@@ -10,6 +10,7 @@ import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
+import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.provider.ToolDefinition;
@@ -223,10 +224,12 @@ public final class AgentLoop implements Runnable {
             ensurePublishing();
             switch (outcome.status()) {
                 case ABORTED -> {
+                    retry.stepFailed(step, outcome);
                     abandon(outcome.toolCalls(), abortedCall());
                     throw aborted();
                 }
                 case ERROR -> {
+                    retry.stepFailed(step, outcome);
                     abandon(outcome.toolCalls(), new UnansweredCall(ToolState.ABORTED, outcome.error(),
                             "aborted: the model call failed"));
                     publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
@@ -240,6 +243,7 @@ public final class AgentLoop implements Runnable {
                     outcome.toolCalls().size());
             conversation.add(new Conversation.AssistantNative(outcome.assistantContent()));
             boolean continued = outcome.toolCalls().isEmpty() && continuation.shouldContinue(outcome.finishReason());
+            StepItems.Carried carried = continued ? carryLastMessage() : null;
             // the step's held-back last event and its checkpoint commit together: a reader that sees the step
             // complete sees its checkpoint, so a gateway that takes the turn over never calls it again
             producer.atomically(() -> {
@@ -248,12 +252,13 @@ public final class AgentLoop implements Runnable {
                     reporter.stepCompleted(current, retry.model(), stepUsage);
                 }
                 producer.stepDone(current, TurnProgress.checkpoint(retry.model(), usage.total(), usage.failed(),
-                        outcome, continued));
+                        outcome, continued, carried));
             });
             List<ToolCallRequest> executorCalls = executorCalls(outcome.toolCalls());
             release(executorCalls);
             if (continued) {
                 LOG.info("step {} stopped at the output token limit; asking the model to continue", step);
+                retry.carry(carried);
                 reporter.continuing();
                 conversation.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continue;
@@ -465,6 +470,20 @@ public final class AgentLoop implements Runnable {
         } else {
             publish(payload);
         }
+    }
+
+    /**
+     * A step cut off at the output token limit whose last item is a message leaves it open: its held-back
+     * {@code item_done} is dropped, and the continuation's text joins the same item.
+     */
+    private StepItems.Carried carryLastMessage() {
+        if (heldBack instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                && done.finalItem().knownType() == ItemType.MESSAGE) {
+            heldBack = null;
+            return new StepItems.Carried(done.itemId(), done.finalItem().content() == null ? ""
+                    : done.finalItem().content(), true);
+        }
+        return null;
     }
 
     private void flushHeldBack() {

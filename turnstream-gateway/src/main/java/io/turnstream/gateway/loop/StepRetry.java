@@ -8,6 +8,7 @@ import io.turnstream.gateway.provider.ModelRequest;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import java.time.Clock;
 import java.util.ArrayDeque;
@@ -49,6 +50,10 @@ final class StepRetry {
     private StepItems lastItems;
     private int lastStep;
     private String model;
+    /** The message a {@code max_tokens} step left open: the next step's first message joins it. */
+    private StepItems.Carried carried;
+    /** The carried message was written into by the attempt a stopped gateway was streaming. */
+    private boolean carriedTouched;
 
     /**
      * @param progress where the turn starts: the model it uses now and the step to take back, if any
@@ -70,6 +75,26 @@ final class StepRetry {
         this.failedUsage = failedUsage;
         this.interrupted = progress.interrupted();
         this.model = progress.model();
+        this.carried = progress.carried();
+        this.carriedTouched = progress.carriedTouched();
+    }
+
+    /** The next step continues a step that stopped at the output token limit: its first message joins this one. */
+    void carry(StepItems.Carried message) {
+        carried = message;
+    }
+
+    /**
+     * The step ended without completing (failed or cancelled, maybe before its first call): what its last
+     * attempt left open is closed, a message carried from a continued step with its text.
+     */
+    void stepFailed(int step, StepOutcome outcome) {
+        StepItems items = lastItems != null && lastStep == step ? lastItems : firstAttemptItems(step);
+        if (outcome.status() == ResponseStatus.ABORTED) {
+            items.cancelAll();
+        } else {
+            items.failAll(outcome.error());
+        }
     }
 
     /** The model calls go to now: the turn's model, or the fallback model once it fell back. */
@@ -139,13 +164,18 @@ final class StepRetry {
         String ids = turn.runId() + "-s" + step;
         if (lastItems == null || lastStep != step) {
             lastStep = step;
-            if (interrupted == null || interrupted.step() != step) {
-                lastItems = new StepItems(ids, turn.provider().name(), sink);
+            StepItems.Carried carrying = carried;
+            boolean touched = carriedTouched;
+            carried = null;
+            carriedTouched = false;
+            boolean wasStreaming = interrupted != null && interrupted.step() == step;
+            if (!wasStreaming && !touched) {
+                lastItems = new StepItems(ids, turn.provider().name(), sink).carrying(carrying, false);
                 return lastItems;
             }
             LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
-            lastItems = StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
-                    interrupted.shown());
+            lastItems = (wasStreaming ? StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
+                    interrupted.shown()) : new StepItems(ids, turn.provider().name(), sink)).carrying(carrying, touched);
             lastItems.withdraw();
         }
         // the step is called again (after a compaction): each call's items go on after the last call's

@@ -3,6 +3,7 @@ package io.turnstream.gateway.loop;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.ItemType;
@@ -41,10 +42,13 @@ import java.util.Set;
  * @param finishReason set when the last checkpointed step was the final one
  * @param endedStatus set when the turn already ended
  * @param continuations how many steps were continued after the output token limit
+ * @param carried the message the last checkpointed step left open to be continued by {@code nextStep}, or null
+ * @param carriedTouched the step that was streaming wrote into the carried message (or closed it): take it back
  */
 public record TurnProgress(boolean started, boolean promptStarted, boolean promptDone, List<Conversation.Entry> completed,
                     int nextStep, String model, Usage usage, Usage failedUsage, Awaiting awaiting, Interrupted interrupted,
-                    String finishReason, ResponseStatus endedStatus, int continuations) {
+                    String finishReason, ResponseStatus endedStatus, int continuations, StepItems.Carried carried,
+                    boolean carriedTouched) {
 
     /**
      * A step whose tool calls are waiting for results.
@@ -67,7 +71,8 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
     }
 
     public static TurnProgress fresh(String model) {
-        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, null, 0);
+        return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, null, 0, null,
+                false);
     }
 
     /**
@@ -76,9 +81,10 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
      * @param usage the turn's usage up to and with this step
      * @param failedUsage the usage of the turn's failed model calls so far, or null
      * @param continued the step stopped at the output token limit and the model is asked to go on
+     * @param carried the message it left open for the continuation to join, or null
      */
     public static ObjectNode checkpoint(String model, Usage usage, Usage failedUsage, StepOutcome outcome,
-                                       boolean continued) {
+                                       boolean continued, StepItems.Carried carried) {
         ObjectNode json = Json.MAPPER.createObjectNode().put("model", model);
         if (usage != null) {
             json.set("usage", Json.MAPPER.valueToTree(usage));
@@ -93,6 +99,9 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         }
         if (continued) {
             json.put("continued", true);
+        }
+        if (carried != null) {
+            json.putObject("continuedItem").put("id", carried.itemId()).put("text", carried.text());
         }
         return json;
     }
@@ -109,6 +118,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         Map<String, ItemType> startedItems = new LinkedHashMap<>();
         Set<String> closedItems = new HashSet<>();
         Set<String> withdrawnItems = new HashSet<>();
+        Map<String, Integer> streamedLength = new HashMap<>();
         Map<String, OutputItem> outputs = new HashMap<>();
         boolean started = false;
         ResponseStatus ended = null;
@@ -117,6 +127,9 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
                 started = true;
             } else if (payload instanceof StreamPayload.ItemStart start) {
                 startedItems.put(start.itemId(), start.knownItemType());
+                streamedLength.put(start.itemId(), start.initialContent() == null ? 0 : start.initialContent().length());
+            } else if (payload instanceof StreamPayload.ItemDelta delta && delta.deltaContent() != null) {
+                streamedLength.merge(delta.itemId(), delta.deltaContent().length(), Integer::sum);
             } else if (payload instanceof StreamPayload.ItemDone done) {
                 closedItems.add(done.itemId());
                 if (done.finalItem() != null && done.finalItem().knownType() == ItemType.FUNCTION_CALL_OUTPUT) {
@@ -142,6 +155,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         String finishReason = null;
         int lastStep = 0;
         int continuations = 0;
+        StepItems.Carried carried = null;
         for (TurnRequestRecord record : steps) {
             JsonNode checkpoint = record.checkpoint();
             lastStep = record.step().intValue();
@@ -158,16 +172,25 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
             awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, publishedOutputs(calls, outputs),
                     calls.stream().filter(call -> !closedItems.contains(call.itemId())).toList());
             finishReason = calls.isEmpty() ? checkpoint.path("finishReason").asText("stop") : null;
+            carried = null;
             if (checkpoint.path("continued").asBoolean(false)) {
                 completed.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));
                 continuations++;
                 finishReason = null;
+                JsonNode item = checkpoint.path("continuedItem");
+                if (item.hasNonNull("id")) {
+                    String id = item.get("id").asText();
+                    carried = new StepItems.Carried(id, item.path("text").asText(""), !withdrawnItems.contains(id));
+                }
             }
         }
+        // the message is as its step left it unless the step that was streaming wrote into it or closed it
+        boolean carriedTouched = carried != null && carried.open() && (closedItems.contains(carried.itemId())
+                || streamedLength.getOrDefault(carried.itemId(), 0) != carried.text().length());
         return new TurnProgress(started, startedItems.containsKey(promptId), closedItems.contains(promptId),
                 List.copyOf(completed), lastStep + 1, model, usage, failedUsage, awaiting,
                 interrupted(runId + "-s" + (lastStep + 1) + "-", lastStep + 1, startedItems.keySet(), withdrawnItems),
-                finishReason, ended, continuations);
+                finishReason, ended, continuations, carried, carriedTouched);
     }
 
     private static Conversation.ToolOutputs outputsOf(List<ToolCallRequest> calls, Map<String, OutputItem> outputs) {

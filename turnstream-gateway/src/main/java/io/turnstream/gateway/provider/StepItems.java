@@ -43,6 +43,23 @@ public final class StepItems {
     private int published;
     private boolean withdrawOnRetryableFailure;
     private boolean withdrawn;
+    /** The message a continued step left for this one; this attempt's first message takes it. */
+    private Carried carried;
+    private boolean carryTaken;
+    /** The carried message while it is open in the log: this attempt's first message is it. */
+    private Item carriedItem;
+
+    /**
+     * A message that a step stopped at the output token limit left open, so that the text of the step that
+     * continues it joins the same item ({@code max_tokens} continuation).
+     *
+     * @param text everything the item holds so far
+     * @param open the item is still open in the log: the continuation streams into it; false when it was
+     *             withdrawn (an attempt that streamed into it failed): the continuation's first message is a
+     *             new item that starts with {@code text}
+     */
+    public record Carried(String itemId, String text, boolean open) {
+    }
 
     /**
      * @param idPrefix makes item ids unique within the run, e.g. {@code {runId}-s2}
@@ -66,13 +83,45 @@ public final class StepItems {
         return items;
     }
 
+    /**
+     * Items whose first message continues the message a {@code max_tokens} step left: into that item
+     * while it is open, else as a new item that starts with its text. A message left open that no
+     * message of this step joins is closed with the step's other items.
+     *
+     * @param carried null when there is none
+     * @param touched a previous attempt (on a gateway that stopped) streamed into the open item or closed it:
+     *                {@link #withdraw()} takes it back
+     */
+    public StepItems carrying(Carried carried, boolean touched) {
+        this.carried = carried;
+        if (carried != null && carried.open()) {
+            carriedItem = new Item(carried.itemId(), ItemType.MESSAGE, null, null);
+            carriedItem.carriedText = carried.text();
+            carriedItem.content.append(carried.text());
+            carriedItem.touched = touched;
+            open.add(carriedItem);
+        }
+        return this;
+    }
+
     /** What the step's item ids start with, e.g. {@code {runId}-s2}: it names the step. */
     public String idPrefix() {
         return idPrefix;
     }
 
     public Item startMessage(String initialText) {
-        return start(ItemType.MESSAGE, null, null, initialText);
+        Carried joins = carried;
+        if (joins == null || carryTaken) {
+            return start(ItemType.MESSAGE, null, null, initialText);
+        }
+        carryTaken = true;
+        if (!joins.open()) {
+            Item item = start(ItemType.MESSAGE, null, null, joins.text() + (initialText == null ? "" : initialText));
+            item.carriedText = joins.text();
+            return item;
+        }
+        carriedItem.append(initialText);
+        return carriedItem;
     }
 
     public Item startReasoning(String initialText) {
@@ -112,15 +161,25 @@ public final class StepItems {
 
     /** Ends every open item normally, with what it has so far. */
     public void closeAll() {
+        showCarried();
         List.copyOf(open).forEach(item -> item.done(null));
     }
 
     public void failAll(ErrorInfo error) {
+        showCarried();
         List.copyOf(open).forEach(item -> item.fail(error));
     }
 
     public void cancelAll() {
+        showCarried();
         List.copyOf(open).forEach(Item::cancel);
+    }
+
+    /** A carried message that was withdrawn and that no message of this step took: its text is shown again. */
+    private void showCarried() {
+        if (carried != null && !carried.open() && !carryTaken) {
+            startMessage(null);
+        }
     }
 
     /**
@@ -135,6 +194,12 @@ public final class StepItems {
         toolCalls.clear();
         started.forEach(id -> emit(new StreamPayload.ItemWithdrawn(id)));
         started.clear();
+        if (carriedItem != null && carriedItem.touched) {
+            // its committed text stays: the next attempt shows it again, as a new item
+            emit(new StreamPayload.ItemWithdrawn(carriedItem.id));
+            carried = new Carried(carriedItem.id, carriedItem.carriedText, false);
+            carriedItem = null;
+        }
     }
 
     /** Whether {@link #withdraw()} was called. */
@@ -149,7 +214,8 @@ public final class StepItems {
     public StepItems nextAttempt() {
         StepItems next = new StepItems(idPrefix, providerId, sink);
         next.nextItem = nextItem;
-        return next;
+        return next.carrying(carriedItem != null ? new Carried(carriedItem.id, carriedItem.carriedText, true) : carried,
+                false);
     }
 
     /** When set, a failure a retry may cure withdraws the open items rather than failing them: the caller will retry. */
@@ -174,6 +240,10 @@ public final class StepItems {
         private final StringBuilder arguments = new StringBuilder();
         /** Some of the arguments went out as {@code item_delta}s. */
         private boolean argumentsStreamed;
+        /** For a message that continues a {@code max_tokens} step's: that step's text, which it starts with. */
+        private String carriedText;
+        /** This attempt streamed into or closed a carried message that was open: a withdrawal takes it back. */
+        private boolean touched;
         private String name;
         private String callId;
 
@@ -202,6 +272,7 @@ public final class StepItems {
                 return;
             }
             content.append(text);
+            touched = true;
             emit(new StreamPayload.ItemDelta(id, text));
         }
 
@@ -274,6 +345,7 @@ public final class StepItems {
             if (!open.remove(this)) {
                 return;
             }
+            touched = true;
             if (type == ItemType.FUNCTION_CALL) {
                 String args = arguments.toString().isBlank() ? "{}" : arguments.toString();
                 if (callId == null) {
@@ -287,21 +359,27 @@ public final class StepItems {
                 toolCalls.add(new ToolCallRequest(id, callId, name, args));
                 return;
             }
-            String text = finalContent != null ? finalContent : content.toString();
+            String text = finalContent == null ? content.toString()
+                    : carriedText == null ? finalContent : carriedText + finalContent;
             String origin = type == ItemType.MESSAGE ? Origins.AGENT : null;
             emit(new StreamPayload.ItemDone(id, new OutputItem(id, type, text, origin, null, null, null, null, null,
                     providerId)));
         }
 
         public void fail(ErrorInfo error) {
-            if (open.remove(this)) {
+            if (carriedText != null) {
+                // a committed step's text: the failure ends the step, not what the earlier step said
+                done(null);
+            } else if (open.remove(this)) {
                 ended(ToolState.ERROR, error);
                 emit(new StreamPayload.ItemError(id, error));
             }
         }
 
         public void cancel() {
-            if (open.remove(this)) {
+            if (carriedText != null) {
+                done(null);
+            } else if (open.remove(this)) {
                 ended(ToolState.ABORTED, null);
                 emit(new StreamPayload.ItemCancelled(id));
             }

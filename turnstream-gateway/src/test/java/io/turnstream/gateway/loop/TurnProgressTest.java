@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.ItemType;
@@ -65,7 +66,7 @@ class TurnProgressTest {
     void aCheckpointedStepWaitingForToolsReusesTheOutputsAlreadyPublished() {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("fallback-model", new Usage(10, 5, 15),
-                new Usage(4, 1, 5), toolStep(CALL_A, CALL_B), false)));
+                new Usage(4, 1, 5), toolStep(CALL_A, CALL_B), false, null)));
         events.add(new StreamPayload.ItemStart(CALL_A.itemId(), ItemType.FUNCTION_CALL, null, "read_file", null, "call-a", null));
         events.add(new StreamPayload.ItemStart(CALL_B.itemId(), ItemType.FUNCTION_CALL, null, "list_files", null, "call-b", null));
         events.add(CALL_A.itemDone("anthropic"));
@@ -89,10 +90,10 @@ class TurnProgressTest {
     @Test
     void aFinalStepCheckpointedButNotEndedOnlyNeedsItsResponseDone() {
         started();
-        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, toolStep(CALL_A), false)));
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, toolStep(CALL_A), false, null)));
         output(1, 0, CALL_A, "file text");
         item(RUN + "-s2-0", ItemType.MESSAGE, true);
-        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, null, finalStep(), false)));
+        steps.add(REQUEST.stepDone(2, TurnProgress.checkpoint("m", null, null, finalStep(), false, null)));
 
         TurnProgress progress = fold();
 
@@ -107,7 +108,7 @@ class TurnProgressTest {
     @Test
     void aStepContinuedAfterTheTokenLimitIsNotTheEndAndItsContinuationIsCounted() {
         started();
-        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", new Usage(10, 5, 15), null, cutOffStep(), true)));
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", new Usage(10, 5, 15), null, cutOffStep(), true, null)));
 
         TurnProgress progress = fold();
 
@@ -118,6 +119,45 @@ class TurnProgressTest {
                 new Conversation.UserText(MaxTokensContinuation.PROMPT));
         assertThat(progress.usage()).as("the turn's usage so far, carried on, not added again")
                 .isEqualTo(new Usage(10, 5, 15));
+    }
+
+    @Test
+    void theMessageAContinuedStepLeftOpenIsCarriedToTheNextStepAsItWasLeft() {
+        started();
+        item(RUN + "-s1-0", ItemType.MESSAGE, false);
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, cutOffStep(), true,
+                new StepItems.Carried(RUN + "-s1-0", "text", true))));
+
+        TurnProgress progress = fold();
+
+        assertThat(progress.carried()).isEqualTo(new StepItems.Carried(RUN + "-s1-0", "text", true));
+        assertThat(progress.carriedTouched()).as("nothing wrote into it after its checkpoint").isFalse();
+    }
+
+    @Test
+    void aCarriedMessageTheInterruptedContinuationWroteIntoIsTakenBack() {
+        started();
+        item(RUN + "-s1-0", ItemType.MESSAGE, false);
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, cutOffStep(), true,
+                new StepItems.Carried(RUN + "-s1-0", "text", true))));
+        events.add(new StreamPayload.ItemDelta(RUN + "-s1-0", " and more"));
+
+        assertThat(fold().carriedTouched()).isTrue();
+    }
+
+    @Test
+    void aCarriedMessageAlreadyWithdrawnIsShownAgainAsANewItem() {
+        started();
+        item(RUN + "-s1-0", ItemType.MESSAGE, false);
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, cutOffStep(), true,
+                new StepItems.Carried(RUN + "-s1-0", "text", true))));
+        events.add(new StreamPayload.ItemDelta(RUN + "-s1-0", " and more"));
+        events.add(new StreamPayload.ItemWithdrawn(RUN + "-s1-0"));
+
+        TurnProgress progress = fold();
+
+        assertThat(progress.carried()).isEqualTo(new StepItems.Carried(RUN + "-s1-0", "text", false));
+        assertThat(progress.carriedTouched()).isFalse();
     }
 
     @Test

@@ -28,6 +28,8 @@ import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
@@ -618,6 +620,9 @@ class TurnSimulationTest {
                 }
             }
             ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
+            ItemInvariants.assertFinalContentIsTheStreamedText(events);
+            checkContinuationsJoinTheirMessage(events);
+            checkToolStatuses(events);
             StreamPayload terminal = events.get(events.size() - 1);
             assertThat(events.stream().filter(Schedule::terminal)).as("exactly one terminal event").hasSize(1);
             assertThat(terminal(terminal)).as("the terminal event is the last").isTrue();
@@ -659,6 +664,81 @@ class TurnSimulationTest {
                 return done.status().wire() + (done.finishReason() == null ? "" : "/" + done.finishReason());
             }
             return "error/" + ((StreamPayload.ResponseError) terminal).error().code();
+        }
+
+        /**
+         * A {@code max_tokens} continuation's text joins the message the continued step left open: at each
+         * {@code continuing} status that message is open, and it ends done with the continued text at its start
+         * (or, withdrawn because an attempt that wrote into it failed, a later message starts with that text).
+         */
+        private static void checkContinuationsJoinTheirMessage(List<StreamPayload> events) {
+            Map<String, StringBuilder> openMessages = new java.util.LinkedHashMap<>();
+            for (int i = 0; i < events.size(); i++) {
+                StreamPayload event = events.get(i);
+                if (event instanceof StreamPayload.ItemStart start && ItemType.MESSAGE.wire().equals(start.itemType())) {
+                    openMessages.put(start.itemId(), new StringBuilder(start.initialContent() == null ? ""
+                            : start.initialContent()));
+                } else if (event instanceof StreamPayload.ItemDelta delta && openMessages.containsKey(delta.itemId())) {
+                    openMessages.get(delta.itemId()).append(delta.deltaContent());
+                } else if (event instanceof StreamPayload.TurnStatus status && status.status() == TurnActivity.CONTINUING) {
+                    assertThat(openMessages).as("the continued step's message is open at its continuing status")
+                            .hasSize(1);
+                    var carried = openMessages.entrySet().iterator().next();
+                    checkJoined(events.subList(i + 1, events.size()), carried.getKey(), carried.getValue().toString());
+                } else if (ItemInvariants.itemId(event) != null && !(event instanceof StreamPayload.ItemStart)
+                        && !(event instanceof StreamPayload.ItemDelta)) {
+                    openMessages.remove(ItemInvariants.itemId(event));
+                }
+            }
+        }
+
+        private static void checkJoined(List<StreamPayload> after, String itemId, String text) {
+            boolean withdrawn = false;
+            for (StreamPayload event : after) {
+                if (!withdrawn && itemId.equals(ItemInvariants.itemId(event))) {
+                    if (event instanceof StreamPayload.ItemDone done) {
+                        assertThat(done.finalItem().content()).as("the continuation joins %s", itemId).startsWith(text);
+                        return;
+                    }
+                    assertThat(event).as("the continued message %s ends done or withdrawn", itemId)
+                            .isInstanceOfAny(StreamPayload.ItemDelta.class, StreamPayload.ItemWithdrawn.class);
+                    withdrawn = event instanceof StreamPayload.ItemWithdrawn;
+                } else if (withdrawn && event instanceof StreamPayload.ItemStart start
+                        && ItemType.MESSAGE.wire().equals(start.itemType())) {
+                    assertThat(start.initialContent()).as("the withdrawn %s is shown again", itemId).startsWith(text);
+                    return;
+                }
+            }
+            throw new AssertionError("the continued message " + itemId + " is never closed or shown again");
+        }
+
+        /**
+         * A call is {@code pending} as soon as its input starts streaming (before its first argument delta),
+         * and a call that completes was {@code running} first.
+         */
+        private static void checkToolStatuses(List<StreamPayload> events) {
+            Map<String, String> itemOfCall = new HashMap<>();
+            Map<String, List<ToolState>> statuses = new HashMap<>();
+            Set<String> streaming = new HashSet<>();
+            for (StreamPayload event : events) {
+                if (event instanceof StreamPayload.ItemStart start && ItemType.FUNCTION_CALL.wire().equals(start.itemType())) {
+                    itemOfCall.put(start.callId(), start.itemId());
+                } else if (event instanceof StreamPayload.ItemDelta delta && itemOfCall.containsValue(delta.itemId())) {
+                    streaming.add(delta.itemId());
+                } else if (event instanceof StreamPayload.ToolStatus status) {
+                    List<ToolState> seen = statuses.computeIfAbsent(status.callId(), id -> new ArrayList<>());
+                    if (seen.isEmpty()) {
+                        assertThat(status.status()).as("call %s is pending first", status.callId())
+                                .isEqualTo(ToolState.PENDING);
+                        assertThat(streaming).as("call %s is pending before its input streams", status.callId())
+                                .doesNotContain(itemOfCall.get(status.callId()));
+                    }
+                    if (status.status() == ToolState.COMPLETED) {
+                        assertThat(seen).as("call %s never skips running", status.callId()).contains(ToolState.RUNNING);
+                    }
+                    seen.add(status.status());
+                }
+            }
         }
 
         /**
