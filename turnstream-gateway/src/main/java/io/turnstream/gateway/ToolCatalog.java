@@ -57,7 +57,8 @@ final class ToolCatalog implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("not a PublishedTool: " + e.getMessage(), e);
         }
-        tools.put(record.key(), new ToolDefinition(tool.name(), tool.description(), tool.inputSchema()));
+        tools.put(record.key(), new ToolDefinition(tool.name(), tool.description(), tool.inputSchema(),
+                tool.concurrencySafe()));
     }
 
     boolean healthy() {

@@ -29,6 +29,7 @@ import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -109,6 +110,8 @@ public final class AgentLoop implements Runnable {
     private boolean denied;
     /** A model step's latest {@code item_done}, not published yet (see {@link #publishStepEvent}). */
     private StreamPayload heldBack;
+    /** Calls whose {@code item_done} went out while their step streamed (read-only tools): released already. */
+    private final Set<String> releasedEarly = new HashSet<>();
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
@@ -323,7 +326,8 @@ public final class AgentLoop implements Runnable {
      * never visible to the executor unless its step is committed (see {@link StepItems}).
      */
     private void release(List<ToolCallRequest> calls) {
-        calls.forEach(call -> publish(call.itemDone(turn.provider().name())));
+        calls.stream().filter(call -> !releasedEarly.contains(call.itemId()))
+                .forEach(call -> publish(call.itemDone(turn.provider().name())));
     }
 
     /**
@@ -423,9 +427,11 @@ public final class AgentLoop implements Runnable {
     /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
     private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
         calls.forEach(call -> {
-            // the call streamed whole but its item_done was held for the commit: it ends here, never released
-            publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
-                    : new StreamPayload.ItemCancelled(call.itemId()));
+            if (!releasedEarly.contains(call.itemId())) {
+                // the call streamed whole but its item_done was held for the commit: it ends here, never released
+                publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
+                        : new StreamPayload.ItemCancelled(call.itemId()));
+            }
             endWithoutResult(call.itemId() + "-out", call, null, why);
         });
     }
@@ -465,6 +471,10 @@ public final class AgentLoop implements Runnable {
      */
     private void publishStepEvent(StreamPayload payload) {
         flushHeldBack();
+        if (payload instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
+            releasedEarly.add(done.itemId());
+        }
         if (payload instanceof StreamPayload.ItemDone) {
             heldBack = payload;
         } else {

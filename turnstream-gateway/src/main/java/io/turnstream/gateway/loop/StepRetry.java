@@ -8,12 +8,15 @@ import io.turnstream.gateway.provider.ModelRequest;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload.Usage;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.random.RandomGenerator;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
@@ -54,6 +57,8 @@ final class StepRetry {
     private StepItems.Carried carried;
     /** The carried message was written into by the attempt a stopped gateway was streaming. */
     private boolean carriedTouched;
+    /** The offered tools declared read-only that the executor runs: their calls start while the model streams. */
+    private final Set<String> readOnlyTools;
 
     /**
      * @param progress where the turn starts: the model it uses now and the step to take back, if any
@@ -75,6 +80,8 @@ final class StepRetry {
         this.failedUsage = failedUsage;
         this.interrupted = progress.interrupted();
         this.model = progress.model();
+        this.readOnlyTools = turn.tools().stream().filter(ToolDefinition::readOnly).map(ToolDefinition::name)
+                .filter(name -> !turn.clientTools().contains(name)).collect(Collectors.toSet());
         this.carried = progress.carried();
         this.carriedTouched = progress.carriedTouched();
     }
@@ -170,12 +177,14 @@ final class StepRetry {
             carriedTouched = false;
             boolean wasStreaming = interrupted != null && interrupted.step() == step;
             if (!wasStreaming && !touched) {
-                lastItems = new StepItems(ids, turn.provider().name(), sink).carrying(carrying, false);
+                lastItems = new StepItems(ids, turn.provider().name(), sink).startingEarly(readOnlyTools)
+                        .carrying(carrying, false);
                 return lastItems;
             }
             LOG.info("step {} was streaming when the turn's previous gateway stopped; calling the model again", step);
             lastItems = (wasStreaming ? StepItems.resumed(ids, turn.provider().name(), sink, interrupted.nextItem(),
-                    interrupted.shown()) : new StepItems(ids, turn.provider().name(), sink)).carrying(carrying, touched);
+                    interrupted.shown()) : new StepItems(ids, turn.provider().name(), sink)).startingEarly(readOnlyTools)
+                    .carrying(carrying, touched);
             lastItems.withdraw();
         }
         // the step is called again (after a compaction): each call's items go on after the last call's

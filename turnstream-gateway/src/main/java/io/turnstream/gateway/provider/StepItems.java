@@ -21,7 +21,8 @@ import java.util.Set;
  * {@code llm.tool-calls}, so it is not emitted here: a call that completes is only collected
  * ({@link #toolCalls()}), and the agent loop emits its {@code item_done}
  * ({@link ToolCallRequest#itemDone}) after it recorded the step as committed. A call of an attempt
- * that fails and is made again is withdrawn instead, and never runs. Its {@code pending} status is
+ * that fails and is made again is withdrawn instead, and never runs. A call of a read-only tool is the
+ * exception: its {@code item_done} goes out as it completes ({@link #startingEarly}). Its {@code pending} status is
  * emitted as soon as the call starts streaming (once its call id is known).
  */
 public final class StepItems {
@@ -46,6 +47,8 @@ public final class StepItems {
     /** The message a continued step left for this one; this attempt's first message takes it. */
     private Carried carried;
     private boolean carryTaken;
+    /** Read-only tools: their calls are released as soon as they complete (see {@link #startingEarly}). */
+    private Set<String> startEarly = Set.of();
     /** The carried message while it is open in the log: this attempt's first message is it. */
     private Item carriedItem;
 
@@ -101,6 +104,16 @@ public final class StepItems {
             carriedItem.touched = touched;
             open.add(carriedItem);
         }
+        return this;
+    }
+
+    /**
+     * Calls of these tools (declared read-only, concurrency-safe) get their {@code item_done} as soon as they
+     * complete, so the executor may start them while the model still streams (streaming tool execution);
+     * a withdrawal still takes their items back, but they may have run, which only reading makes harmless.
+     */
+    public StepItems startingEarly(Set<String> readOnlyTools) {
+        startEarly = Set.copyOf(readOnlyTools);
         return this;
     }
 
@@ -214,8 +227,8 @@ public final class StepItems {
     public StepItems nextAttempt() {
         StepItems next = new StepItems(idPrefix, providerId, sink);
         next.nextItem = nextItem;
-        return next.carrying(carriedItem != null ? new Carried(carriedItem.id, carriedItem.carriedText, true) : carried,
-                false);
+        return next.startingEarly(startEarly).carrying(carriedItem != null
+                ? new Carried(carriedItem.id, carriedItem.carriedText, true) : carried, false);
     }
 
     /** When set, a failure a retry may cure withdraws the open items rather than failing them: the caller will retry. */
@@ -355,8 +368,12 @@ public final class StepItems {
                     // arguments that came whole (or not at all) are the item's content too
                     emit(new StreamPayload.ItemDelta(id, args));
                 }
-                // its item_done waits for the step's commit (see the class comment)
-                toolCalls.add(new ToolCallRequest(id, callId, name, args));
+                // its item_done waits for the step's commit (see the class comment), unless the tool only reads
+                ToolCallRequest call = new ToolCallRequest(id, callId, name, args);
+                toolCalls.add(call);
+                if (startEarly.contains(name)) {
+                    emit(call.itemDone(providerId));
+                }
                 return;
             }
             String text = finalContent == null ? content.toString()

@@ -78,7 +78,7 @@ class TurnSimulationTest {
     private static final Duration STALL = Duration.ofSeconds(30);
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
     private static final List<ToolDefinition> TOOLS = List.of(
-            new ToolDefinition("read_file", "reads", Json.MAPPER.createObjectNode()),
+            new ToolDefinition("read_file", "reads", Json.MAPPER.createObjectNode(), true),
             new ToolDefinition("write_file", "writes", Json.MAPPER.createObjectNode()));
     private static final String QUIET = "io.turnstream.gateway.loop";
     private static Level previousLevel;
@@ -87,7 +87,9 @@ class TurnSimulationTest {
     enum Fault {
         HTTP_429_RETRY_AFTER, HTTP_429, HTTP_529, HTTP_500, PROMPT_TOO_LONG, BROKEN_BEFORE_OUTPUT, BROKEN_MID_STREAM,
         BROKEN_AFTER_TOOL_BLOCK, STALLED, OVERLOADED_IN_STREAM, MAX_TOKENS, TOOL_CALLS, FALLBACK_MODEL, TOOL_LATE,
-        TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, CANCEL, CRASH, TAKEOVER
+        TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, CANCEL, CRASH, TAKEOVER,
+        /** Not drawn: a read-only call the executor started before its step's checkpoint was committed. */
+        READ_ONLY_STARTED_WHILE_STREAMING
     }
 
     @BeforeAll
@@ -120,6 +122,10 @@ class TurnSimulationTest {
                 throw new AssertionError("schedule " + seed + " broke an invariant; replay it with -Dsimulation.seed="
                         + seed + " -Dsimulation.schedules=1: " + e.getMessage(), e);
             }
+        }
+        if (SCHEDULES >= 1_000) {
+            assertThat(drawn).as("read-only calls start while the model streams").containsKey(
+                    Fault.READ_ONLY_STARTED_WHILE_STREAMING);
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf("Turn simulation: %d schedules from seed %d in %.2f s (%.0f/s); turns ended %s; faults drawn: %s%n",
@@ -328,7 +334,7 @@ class TurnSimulationTest {
                 StreamPayload event = log.get(i).event();
                 if (event instanceof StreamPayload.ItemDone done && done.finalItem() != null
                         && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
-                    execute(done.finalItem().callId(), done.finalItem().name());
+                    execute(done.finalItem().callId(), done.finalItem().name(), stepOf(done.itemId()));
                 }
             }
             committed = log.size();
@@ -341,8 +347,11 @@ class TurnSimulationTest {
 
         // ---- the simulated tool executor: runs a call once its item_done is committed
 
-        private void execute(String callId, String name) {
+        private void execute(String callId, String name, int step) {
             executions.merge(callId, 1, Integer::sum);
+            if (log.subList(0, committed).stream().noneMatch(entry -> Integer.valueOf(step).equals(entry.step()))) {
+                count(Fault.READ_ONLY_STARTED_WHILE_STREAMING);
+            }
             long start = clock.now + random.nextInt(2_000);
             int fate = random.nextInt(12);
             if (fate == 0) {
@@ -451,6 +460,11 @@ class TurnSimulationTest {
 
         private static int stepOf(StepItems items) {
             return Integer.parseInt(items.idPrefix().substring((RUN + "-s").length()));
+        }
+
+        /** The step of an item id {@code {runId}-s{step}-{n}}. */
+        private static int stepOf(String itemId) {
+            return Integer.parseInt(itemId.split("-s")[1].split("-")[0]);
         }
 
         private StepOutcome summarise(StepItems items, Usage usage) {
@@ -615,6 +629,12 @@ class TurnSimulationTest {
             for (Entry entry : log) {
                 if (entry.event() != null) {
                     events.add(entry.event());
+                    if (entry.event() instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                            && done.finalItem().knownType() == ItemType.FUNCTION_CALL
+                            && !readOnly(done.finalItem().name())) {
+                        assertThat(checkpointed).as("call %s runs only after its step is committed",
+                                done.finalItem().callId()).contains(stepOf(done.itemId()));
+                    }
                 } else {
                     checkpointed.add(entry.step());
                 }
@@ -631,16 +651,15 @@ class TurnSimulationTest {
             Map<String, Integer> outputs = new HashMap<>();
             Set<String> withdrawnCalls = new HashSet<>();
             Map<String, String> callOfItem = new HashMap<>();
+            Map<String, String> toolOf = new HashMap<>();
             for (StreamPayload event : events) {
                 if (event instanceof StreamPayload.ItemStart start && start.callId() != null
                         && ItemType.FUNCTION_CALL.wire().equals(start.itemType())) {
                     callOfItem.put(start.itemId(), start.callId());
+                    toolOf.put(start.callId(), start.name());
                 } else if (event instanceof StreamPayload.ItemDone done && done.finalItem() != null) {
                     if (done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
                         released.add(done.finalItem().callId());
-                        int step = Integer.parseInt(done.itemId().split("-s")[1].split("-")[0]);
-                        assertThat(checkpointed).as("call %s runs only after its step %d is committed",
-                                done.finalItem().callId(), step).contains(step);
                     } else if (done.finalItem().knownType() == ItemType.FUNCTION_CALL_OUTPUT) {
                         outputs.merge(done.finalItem().callId(), 1, Integer::sum);
                     }
@@ -650,12 +669,17 @@ class TurnSimulationTest {
                 }
             }
             for (String call : withdrawnCalls) {
-                assertThat(executions).as("a withdrawn attempt's call %s never runs", call).doesNotContainKey(call);
+                if (!readOnly(toolOf.get(call))) {
+                    assertThat(executions).as("a withdrawn attempt's call %s never runs", call).doesNotContainKey(call);
+                }
+                assertThat(outputs).as("a withdrawn attempt's call %s gets no output", call).doesNotContainKey(call);
             }
             executions.forEach((call, times) -> assertThat(times).as("call %s runs once", call).isEqualTo(1));
             for (String call : released) {
-                assertThat(outputs.getOrDefault(call, 0)).as("call %s answered by exactly one output", call)
-                        .isEqualTo(1);
+                if (!withdrawnCalls.contains(call)) {
+                    assertThat(outputs.getOrDefault(call, 0)).as("call %s answered by exactly one output", call)
+                            .isEqualTo(1);
+                }
             }
             if (terminal instanceof StreamPayload.ResponseDone done) {
                 long counted = tokens(done.usage()) + tokens(done.failedAttemptsUsage());
@@ -770,6 +794,10 @@ class TurnSimulationTest {
             log.forEach(entry -> out.append("  owner ").append(entry.owner()).append(' ').append(entry.event() != null
                     ? entry.event() : "step " + entry.step() + " " + entry.checkpoint()).append('\n'));
             return out.toString();
+        }
+
+        private static boolean readOnly(String tool) {
+            return TOOLS.stream().anyMatch(definition -> definition.name().equals(tool) && definition.readOnly());
         }
 
         private static boolean terminal(StreamPayload event) {
