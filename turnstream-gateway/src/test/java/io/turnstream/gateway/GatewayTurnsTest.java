@@ -239,6 +239,7 @@ class GatewayTurnsTest {
 
     // ---- the agent loop ----
 
+    /** list_files is read-only (concurrency-safe): its call is released as its block completes, before the step ends. */
     @Test
     void twoToolStepsThenAFinalAnswer() throws Exception {
         JsonNode started = startTurn("{\"provider\": \"simulated\", \"prompt\": \"What is in this workspace?\"}");
@@ -253,13 +254,13 @@ class GatewayTurnsTest {
                 "item_start " + r + "-s1-0 reasoning", "item_delta " + r + "-s1-0 x13", "item_done " + r + "-s1-0 reasoning",
                 "item_start " + r + "-s1-1 message", "item_delta " + r + "-s1-1 x6", "item_done " + r + "-s1-1 message",
                 "item_start " + r + "-s1-2 function_call", "tool_status pending", "item_delta " + r + "-s1-2 x1",
-                "turn_status step_completed", "item_done " + r + "-s1-2 function_call", "tool_status running",
+                "item_done " + r + "-s1-2 function_call", "turn_status step_completed", "tool_status running",
                 "item_start " + r + "-s1-out0 function_call_output", "item_done " + r + "-s1-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s2-0 reasoning", "item_delta " + r + "-s2-0 x14", "item_done " + r + "-s2-0 reasoning",
                 "item_start " + r + "-s2-1 message", "item_delta " + r + "-s2-1 x4", "item_done " + r + "-s2-1 message",
                 "item_start " + r + "-s2-2 function_call", "tool_status pending", "item_delta " + r + "-s2-2 x2",
-                "turn_status step_completed", "item_done " + r + "-s2-2 function_call", "tool_status running",
+                "item_done " + r + "-s2-2 function_call", "turn_status step_completed", "tool_status running",
                 "item_start " + r + "-s2-out0 function_call_output", "item_done " + r + "-s2-out0 function_call_output",
                 "tool_status completed",
                 "item_start " + r + "-s3-0 message", "item_delta " + r + "-s3-0 x26", "item_done " + r + "-s3-0 message",
@@ -450,9 +451,15 @@ class GatewayTurnsTest {
         StreamPayload.ResponseDone done = awaitDone(runId);
 
         assertThat(done.finishReason()).isEqualTo(FinishReasons.STOP);
-        assertThat(finalItem(runId, runId + "-s1-0").content()).isEqualTo("Part 1.");
-        assertThat(finalItem(runId, runId + "-s2-0").content()).isEqualTo("Part 2.");
-        assertThat(finalItem(runId, runId + "-s3-0").content()).isEqualTo("The end.");
+        assertThat(finalItem(runId, runId + "-s1-0").content()).as("the continuations join the same message")
+                .isEqualTo("Part 1.Part 2.The end.");
+        List<StreamPayload> payloads = raw.payloads(runId);
+        assertThat(payloads).as("one message item, opened once and closed once")
+                .noneMatch(p -> p instanceof StreamPayload.ItemStart start && start.itemId().startsWith(runId + "-s2"))
+                .filteredOn(p -> p instanceof StreamPayload.ItemDone d && d.itemId().equals(runId + "-s1-0")).hasSize(1);
+        assertThat(payloads).filteredOn(p -> p instanceof StreamPayload.TurnStatus t && t.status() == TurnActivity.CONTINUING)
+                .hasSize(2);
+        assertFinalContentIsTheStreamedText(payloads);
     }
 
     @Test

@@ -432,7 +432,7 @@ public final class AgentLoop implements Runnable {
                 publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
                         : new StreamPayload.ItemCancelled(call.itemId()));
             }
-            endWithoutResult(call.itemId() + "-out", call, null, why);
+            endWithoutResult(call.itemId() + TurnProgress.ABANDONED_OUTPUT, call, null, why);
         });
     }
 

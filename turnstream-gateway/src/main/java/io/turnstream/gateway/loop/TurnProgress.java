@@ -70,6 +70,9 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
     public record Interrupted(int step, int nextItem, List<String> shown) {
     }
 
+    /** The suffix of the output a failed step's call gets ({@code {itemId}-out}, see {@code AgentLoop}). */
+    static final String ABANDONED_OUTPUT = "-out";
+
     public static TurnProgress fresh(String model) {
         return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, null, 0, null,
                 false);
@@ -218,8 +221,14 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         int nextItem = 0;
         List<String> shown = new ArrayList<>();
         for (String id : startedItems) {
-            if (id.startsWith(prefix) && id.length() > prefix.length() && id.substring(prefix.length()).chars().allMatch(Character::isDigit)) {
-                nextItem = Math.max(nextItem, Integer.parseInt(id.substring(prefix.length())) + 1);
+            String rest = id.startsWith(prefix) ? id.substring(prefix.length()) : "";
+            // {n}: the step's items; {n}-out: the outputs its calls got when it failed, taken back with it
+            String index = rest.endsWith(ABANDONED_OUTPUT) ? rest.substring(0, rest.length() - ABANDONED_OUTPUT.length())
+                    : rest;
+            if (!index.isEmpty() && index.chars().allMatch(Character::isDigit)) {
+                if (index.equals(rest)) {
+                    nextItem = Math.max(nextItem, Integer.parseInt(index) + 1);
+                }
                 if (!withdrawnItems.contains(id)) {
                     shown.add(id);
                 }

@@ -207,11 +207,15 @@ public final class StepItems {
         toolCalls.clear();
         started.forEach(id -> emit(new StreamPayload.ItemWithdrawn(id)));
         started.clear();
+        // the carried message is the committed step's, not this attempt's: it stays to be joined (or closed)
+        carryTaken = false;
         if (carriedItem != null && carriedItem.touched) {
-            // its committed text stays: the next attempt shows it again, as a new item
+            // what this attempt wrote into it is taken back with it; its text is shown again, as a new item
             emit(new StreamPayload.ItemWithdrawn(carriedItem.id));
             carried = new Carried(carriedItem.id, carriedItem.carriedText, false);
             carriedItem = null;
+        } else if (carriedItem != null) {
+            open.add(carriedItem);
         }
     }
 
