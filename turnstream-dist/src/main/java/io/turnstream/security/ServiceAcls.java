@@ -82,8 +82,8 @@ public final class ServiceAcls {
         String gatewayGroup = settings.get(GATEWAY_GROUP_KEY, GATEWAY_GROUP_DEFAULT);
         all.put(Service.GATEWAY, new Grants(principal(Service.GATEWAY, principals))
                 .read(topics.turnRequests(), topics.rawEvents(), topics.upserts(), topics.itemAppends(), topics.itemState(),
-                        topics.control(), topics.toolResults(), topics.toolDefinitions())
-                .write(topics.rawEvents(), topics.turnRequests(), topics.control())
+                        topics.control(), topics.toolResults(), topics.toolDefinitions(), topics.threadAllowances())
+                .write(topics.rawEvents(), topics.turnRequests(), topics.control(), topics.threadAllowances())
                 .group(gatewayGroup)
                 .transactionalIdPrefix(gatewayGroup + "-turns-")
                 .list());

@@ -86,7 +86,8 @@ public final class GatewayCommand implements Callable<Integer> {
         }
         Topics topics = settings.topics();
         ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
-                topics.upserts(), topics.itemState(), topics.toolDefinitions(), topics.turnRequests()));
+                topics.upserts(), topics.itemState(), topics.toolDefinitions(), topics.turnRequests(),
+                topics.threadAllowances()));
         Gateway gateway;
         try {
             gateway = Gateway.start(settings);

@@ -69,6 +69,7 @@ public final class Gateway implements AutoCloseable {
     private final GatewayProducer producer;
     private final TurnInbox inbox;
     private final ToolCatalog tools;
+    private final ThreadAllowanceTopic allowances;
     private final TurnViews views;
     private final TurnOwnership ownership;
     private final TurnAdmission admission;
@@ -101,8 +102,10 @@ public final class Gateway implements AutoCloseable {
         TurnViews startedViews = null;
         GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
+        ThreadAllowanceTopic startedAllowances = null;
         try {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
+            startedAllowances = new ThreadAllowanceTopic(settings.kafkaProperties(), topics.threadAllowances());
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, approvals, metrics);
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire);
@@ -110,7 +113,7 @@ public final class Gateway implements AutoCloseable {
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
                     TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
                     startedViews, metrics, clock);
-            this.commands = new TurnCommands(registry, approvals, producer, startedViews,
+            this.commands = new TurnCommands(registry, approvals, startedAllowances.allowances(), producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
             TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(clock, IDEMPOTENCY_KEYS));
@@ -128,6 +131,9 @@ public final class Gateway implements AutoCloseable {
         } catch (RuntimeException e) {
             if (startedServer != null) {
                 startedServer.close();
+            }
+            if (startedAllowances != null) {
+                startedAllowances.close();
             }
             if (startedTools != null) {
                 startedTools.close();
@@ -148,8 +154,10 @@ public final class Gateway implements AutoCloseable {
         this.inbox = startedInbox;
         this.views = startedViews;
         this.tools = startedTools;
+        this.allowances = startedAllowances;
         awaitPublishedTools();
-        this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission);
+        this.runner = new TurnRunner(config, providers, tools, registry, approvals, allowances.allowances(), resumer,
+                client, metrics, admission);
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -164,6 +172,7 @@ public final class Gateway implements AutoCloseable {
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
         kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
+        kafka.put("thread-allowances", allowances != null && allowances.healthy() ? "UP" : "DOWN");
         kafka.put("turn-ownership", partitions != null && partitions.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
         return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
@@ -270,6 +279,7 @@ public final class Gateway implements AutoCloseable {
         runner.close();
         inbox.close();
         tools.close();
+        allowances.close();
         views.close();
         resumer.close();
         producer.close();

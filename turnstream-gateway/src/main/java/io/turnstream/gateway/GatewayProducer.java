@@ -64,6 +64,15 @@ public final class GatewayProducer implements AutoCloseable {
         return send(new ProducerRecord<>(topics.control(), message.turnId(), format.write(topics.control(), message)));
     }
 
+    /**
+     * A tool a person allowed for the rest of a thread: the approval that allowed it, on the compacted
+     * {@code llm.thread-allowances} under {@link io.turnstream.gateway.loop.ThreadAllowances#key}.
+     */
+    public CompletableFuture<Void> threadAllowance(String key, ControlMessage approval) {
+        return send(new ProducerRecord<>(topics.threadAllowances(), key,
+                format.write(topics.threadAllowances(), approval)));
+    }
+
     private CompletableFuture<Void> send(ProducerRecord<String, byte[]> record) {
         CompletableFuture<Void> sent = new CompletableFuture<>();
         try {

@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.loop.AgentLoop;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.ThreadAllowances;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
@@ -56,19 +57,21 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final ToolCatalog tools;
     private final TurnRegistry registry;
     private final ApprovalDecisions approvals;
+    private final ThreadAllowances allowances;
     private final TurnResumer resumer;
     private final ProviderClient client;
     private final GatewayMetrics metrics;
     private final TurnAdmission admission;
 
     TurnRunner(GatewayConfig config, Providers providers, ToolCatalog tools, TurnRegistry registry,
-               ApprovalDecisions approvals, TurnResumer resumer, ProviderClient client, GatewayMetrics metrics,
-               TurnAdmission admission) {
+               ApprovalDecisions approvals, ThreadAllowances allowances, TurnResumer resumer, ProviderClient client,
+               GatewayMetrics metrics, TurnAdmission admission) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
         this.registry = registry;
         this.approvals = approvals;
+        this.allowances = allowances;
         this.resumer = resumer;
         this.client = client;
         this.metrics = metrics;
@@ -125,7 +128,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
             approvals.showAwaiting(turn.turnId(), progress, active);
         }
         new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
-                config.loop()).run();
+                config.loop(), allowances).run();
     }
 
     /** The request as accepted (validated then; trusted now), with this gateway's defaults and provider. */

@@ -200,6 +200,43 @@ class ToolApprovalsTest {
         }
     }
 
+    /**
+     * {@code remember: true} allows the tool for the rest of the thread: a gateway started afterwards (which
+     * never read the decision on llm.control) runs a later turn of that thread whose call of the tool the
+     * executor asks about without anyone deciding; a turn of another thread still waits for a person.
+     */
+    @Test
+    void rememberAllowsTheToolForTheRestOfTheThreadAcrossGateways() throws Exception {
+        String thread = "remembering-" + System.nanoTime();
+        String first = startTurn(gateway, "note: remember me", thread);
+        String firstCall = awaitAwaitingApproval(first);
+
+        HttpResponse<String> allowed = decide(first, firstCall, "{\"approved\": true, \"remember\": true}");
+
+        assertThat(allowed.statusCode()).as(allowed.body()).isEqualTo(202);
+        assertThat(toolOutput(upserts.awaitEnd(first, TURN_TIMEOUT)).success()).isTrue();
+        Properties settings = gatewaySettings();
+        settings.put("turnstream.gateway.group-id", "remembering-gateway");
+        settings.put(Topics.PREFIX + "turn-requests", LATE_TURN_REQUESTS);
+        try (Gateway late = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
+                List.of())) {
+            String second = startTurn(late, "note: allowed already", thread);
+            List<UpsertEnvelope> turn = upserts.awaitEnd(second, TURN_TIMEOUT);
+            assertThat(toolStatuses(turn)).extracting(UIStatus::status)
+                    .containsSubsequence("pending", "awaiting_approval", "completed").last().isEqualTo("completed");
+            assertThat(notesTaken.get("note: allowed already")).as("ran without a person's decision").hasValue(1);
+
+            String elsewhere = startTurn(late, "note: another thread", thread + "-other");
+            String otherCall = awaitAwaitingApproval(elsewhere);
+            assertThat(post(late, "/v1/turns/" + elsewhere + "/tool-calls/" + otherCall + "/approval",
+                    "{\"approved\": false, \"reason\": \"not here\"}").statusCode()).isEqualTo(202);
+            assertThat(toolOutput(upserts.awaitEnd(elsewhere, TURN_TIMEOUT)).success())
+                    .as("the allowance is of its thread only").isFalse();
+        }
+        assertThat(decide(first, firstCall, "{\"approved\": false, \"remember\": true}").statusCode())
+                .as("remember goes with an approval only").isEqualTo(400);
+    }
+
     @Test
     void theFirstDecisionStandsAndRepeatingItRunsNothingTwice() throws Exception {
         String turnId = startTurn("note: decide me twice");
@@ -300,8 +337,15 @@ class ToolApprovalsTest {
     }
 
     private static String startTurn(String prompt) throws Exception {
-        HttpResponse<String> response = post("/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt)));
+        return startTurn(gateway, prompt, null);
+    }
+
+    private static String startTurn(Gateway on, String prompt, String threadId) throws Exception {
+        var body = JsonNodeFactory.instance.objectNode().put("prompt", prompt);
+        if (threadId != null) {
+            body.put("threadId", threadId);
+        }
+        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(body));
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
     }

@@ -12,14 +12,16 @@ import java.util.Properties;
  * @param itemAppends live text appends per item, key turn id
  * @param turnRequests accepted turns waiting for a gateway to own them, key thread id
  * @param toolDefinitions the tool executor's tools, compacted, key tool name
+ * @param threadAllowances tools a person allowed for the rest of a thread ({@code remember: true}), compacted,
+ *                         key {@code <tenantId>/<threadId>/<toolName>}
  */
 public record Topics(String rawEvents, String upserts, String itemState, String toolCalls, String toolResults,
                      String control, String deadLetters, String itemAppends, String turnRequests,
-                     String toolDefinitions) {
+                     String toolDefinitions, String threadAllowances) {
 
     public static final Topics DEFAULTS = new Topics("llm.raw-events", "llm.upserts", "llm.item-state",
             "llm.tool-calls", "llm.tool-results", "llm.control", "llm.raw-events.dlq", "llm.item-appends",
-            "llm.turn-requests", "llm.tool-definitions");
+            "llm.turn-requests", "llm.tool-definitions", "llm.thread-allowances");
 
     public static final String PREFIX = "turnstream.topic.";
 
@@ -34,7 +36,8 @@ public record Topics(String rawEvents, String upserts, String itemState, String 
                 props.getProperty(PREFIX + "dead-letters", DEFAULTS.deadLetters),
                 props.getProperty(PREFIX + "item-appends", DEFAULTS.itemAppends),
                 props.getProperty(PREFIX + "turn-requests", DEFAULTS.turnRequests),
-                props.getProperty(PREFIX + "tool-definitions", DEFAULTS.toolDefinitions));
+                props.getProperty(PREFIX + "tool-definitions", DEFAULTS.toolDefinitions),
+                props.getProperty(PREFIX + "thread-allowances", DEFAULTS.threadAllowances));
     }
 
     /** Every role named {@code prefix + role}, for isolated sets of topics (benchmark phases, tests). */
@@ -57,11 +60,12 @@ public record Topics(String rawEvents, String upserts, String itemState, String 
         roles.put("item-appends", itemAppends);
         roles.put("turn-requests", turnRequests);
         roles.put("tool-definitions", toolDefinitions);
+        roles.put("thread-allowances", threadAllowances);
         return Collections.unmodifiableMap(roles);
     }
 
     /** Topics that keep the latest record per key. */
     public boolean compacted(String topic) {
-        return topic.equals(itemState) || topic.equals(toolDefinitions);
+        return topic.equals(itemState) || topic.equals(toolDefinitions) || topic.equals(threadAllowances);
     }
 }

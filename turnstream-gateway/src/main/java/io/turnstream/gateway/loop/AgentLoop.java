@@ -15,6 +15,7 @@ import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
@@ -96,6 +97,7 @@ public final class AgentLoop implements Runnable {
     private final LoopWaits waits;
     private final GatewayMetrics metrics;
     private final LoopConfig config;
+    private final ThreadAllowances allowances;
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
     private final TurnStatusReporter reporter = new TurnStatusReporter(this::publish);
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
@@ -115,15 +117,22 @@ public final class AgentLoop implements Runnable {
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
-    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
+    /**
+     * @param progress where the turn starts: at the beginning, or where another gateway left it
+     * @param allowances the tools allowed for the rest of their thread: their asks are approved by the loop
+     */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
-              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config) {
-        this(turn, progress, active, registry, producer, client, LoopWaits.blocking(producer.clock()), metrics, config);
+              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config,
+              ThreadAllowances allowances) {
+        this(turn, progress, active, registry, producer, client, LoopWaits.blocking(producer.clock()), metrics, config,
+                allowances);
     }
 
     /** @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
-              TurnPublisher producer, ModelCaller client, LoopWaits waits, GatewayMetrics metrics, LoopConfig config) {
+              TurnPublisher producer, ModelCaller client, LoopWaits waits, GatewayMetrics metrics, LoopConfig config,
+              ThreadAllowances allowances) {
+        this.allowances = allowances;
         this.waits = waits;
         this.turn = turn;
         this.progress = progress;
@@ -391,6 +400,7 @@ public final class AgentLoop implements Runnable {
     private void apply(ToolRound.Output output, Map<String, Conversation.ToolOutput> outputs, long awaitStarted) {
         if (output instanceof ToolRound.Output.AwaitingApproval asked) {
             reporter.toolAwaitingApproval(asked.call());
+            approveIfAllowed(asked.call());
         } else if (output instanceof ToolRound.Output.Running running) {
             reporter.toolRunning(running.call(), running.at() != null ? running.at() : producer.clock().millis());
         } else if (output instanceof ToolRound.Output.Answered answered) {
@@ -404,6 +414,18 @@ public final class AgentLoop implements Runnable {
             reporter.toolFinished(answered.call(), answered.result());
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
             endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
+        }
+    }
+
+    /**
+     * A person allowed the call's tool for the rest of the thread ({@code remember: true} on an earlier
+     * approval): the loop approves the executor's ask itself, on {@code llm.control} with the turn's writes.
+     */
+    private void approveIfAllowed(ToolCallRequest call) {
+        if (allowances.allows(turn.tenantId(), turn.threadId(), call.name())) {
+            LOG.info("call {} of {}: the tool is allowed for the rest of the thread; approving it", call.callId(),
+                    call.name());
+            producer.control(ControlMessage.approval(turn.turnId(), call.callId(), true, ThreadAllowances.REASON));
         }
     }
 

@@ -28,6 +28,12 @@ public final class ApprovalDecisions {
     public static final class Round {
         public final CompletableFuture<Void> asked = new CompletableFuture<>();
         public final CompletableFuture<Decision> decision = new CompletableFuture<>();
+        /** The tool the ask named, when it did. */
+        private volatile String toolName;
+
+        public String toolName() {
+            return toolName;
+        }
 
         /** Asked and not decided: a person may still be about to decide it. */
         boolean pending() {
@@ -62,13 +68,17 @@ public final class ApprovalDecisions {
         return rounds.computeIfAbsent(key(turnId, callId), k -> new Round());
     }
 
-    public void asked(String turnId, String callId) {
+    /** @param toolName the tool the ask names (null from an executor that does not name it) */
+    public void asked(String turnId, String callId, String toolName) {
         String key = key(turnId, callId);
         synchronized (rounds) {
             Round round = rounds.get(key);
             if (round == null || round.decision.isDone()) {
                 round = new Round();
                 rounds.put(key, round);
+            }
+            if (toolName != null) {
+                round.toolName = toolName;
             }
             round.asked.complete(null);
         }
@@ -78,8 +88,12 @@ public final class ApprovalDecisions {
      * An ask this gateway did not read on {@code llm.control} (it started after it) but a compacted
      * source shows ({@code llm.item-state}): the round counts as asked unless one is known.
      */
-    public void askedBefore(String turnId, String callId) {
-        round(turnId, callId).asked.complete(null);
+    public void askedBefore(String turnId, String callId, String toolName) {
+        Round round = round(turnId, callId);
+        if (round.toolName == null) {
+            round.toolName = toolName;
+        }
+        round.asked.complete(null);
     }
 
     public void decided(String turnId, String callId, boolean approved, String reason) {

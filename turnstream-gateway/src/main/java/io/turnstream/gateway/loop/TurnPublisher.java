@@ -1,12 +1,13 @@
 package io.turnstream.gateway.loop;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.util.concurrent.CompletableFuture;
 
-/** Where a running turn writes: its raw events, and a checkpoint when a model step completes. */
+/** Where a running turn writes: its raw events, a checkpoint when a model step completes, and its owner's decisions. */
 public interface TurnPublisher {
 
     /**
@@ -17,6 +18,9 @@ public interface TurnPublisher {
 
     /** Records a completed step (see {@link TurnProgress#checkpoint}), so another gateway can go on after it. */
     CompletableFuture<Void> stepDone(int step, JsonNode checkpoint);
+
+    /** Sends a decision of the turn's owner to {@code llm.control} (an approval of a tool its thread allows). */
+    CompletableFuture<Void> control(ControlMessage message);
 
     /**
      * Makes {@code writes} (sends through this publisher) commit in one transaction: a step's last

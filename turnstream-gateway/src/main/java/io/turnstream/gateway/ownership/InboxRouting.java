@@ -73,7 +73,7 @@ final class InboxRouting {
         } else if (command.type() == ControlMessage.Type.TOOL_STARTED && command.at() != null) {
             registry.toolStarted(turnId, command.callId(), command.at());
         } else if (command.type() == ControlMessage.Type.APPROVAL_REQUESTED && command.callId() != null) {
-            approvals.asked(turnId, command.callId());
+            approvals.asked(turnId, command.callId(), command.toolName());
             registry.approvalRequested(turnId, command.callId());
         } else if (command.type() == ControlMessage.Type.APPROVAL && command.callId() != null
                 && command.approved() != null) {

@@ -3,6 +3,7 @@ package io.turnstream.gateway.ownership;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -132,6 +133,14 @@ public final class OwnedPartition implements AutoCloseable {
                 } finally {
                     lock.readLock().unlock();
                 }
+            }
+
+            @Override
+            public CompletableFuture<Void> control(ControlMessage message) {
+                ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.control(), message.turnId(),
+                        format.write(topics.control(), message));
+                trace.addTo(record.headers());
+                return send(record);
             }
 
             @Override

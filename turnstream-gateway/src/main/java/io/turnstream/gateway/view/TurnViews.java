@@ -223,14 +223,15 @@ public final class TurnViews implements AutoCloseable {
     }
 
     /**
-     * Whether the call's latest tool status on {@code llm.item-state} is {@code awaiting_approval}. The
-     * topic is compacted and read from its beginning, so this also knows the asks made before this
-     * gateway started (which it never read on {@code llm.control}).
+     * The call's latest tool status on {@code llm.item-state} when it is {@code awaiting_approval} (it names
+     * the tool). The topic is compacted and read from its beginning, so this also knows the asks made before
+     * this gateway started (which it never read on {@code llm.control}).
      */
-    public boolean awaitingApproval(String turnId, String callId) {
-        return state.entries(turnId).stream().anyMatch(envelope -> envelope.payload() instanceof UIStatus status
-                && status.type() == UiPayloadType.TOOL_STATUS && callId.equals(status.callId())
-                && ToolState.AWAITING_APPROVAL.wire().equals(status.status()));
+    public Optional<UIStatus> awaitingApproval(String turnId, String callId) {
+        return state.entries(turnId).stream().map(UpsertEnvelope::payload)
+                .filter(payload -> payload instanceof UIStatus status && status.type() == UiPayloadType.TOOL_STATUS
+                        && callId.equals(status.callId()) && ToolState.AWAITING_APPROVAL.wire().equals(status.status()))
+                .map(UIStatus.class::cast).findFirst();
     }
 
     /** True while both readers (upserts and item state) read and are connected. */

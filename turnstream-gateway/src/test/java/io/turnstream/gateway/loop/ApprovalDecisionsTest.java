@@ -15,7 +15,7 @@ class ApprovalDecisionsTest {
 
     @Test
     void theFirstDecisionAfterTheAskStandsAndLaterOnesChangeNothing() {
-        approvals.asked("turn-1", "call-1");
+        approvals.asked("turn-1", "call-1", "write_file");
 
         approvals.decided("turn-1", "call-1", false, "no");
         approvals.decided("turn-1", "call-1", true, "yes after all");
@@ -28,7 +28,7 @@ class ApprovalDecisionsTest {
     @Test
     void aDecisionBeforeAnyAskIsNotTheOneThatStands() {
         approvals.decided("turn-1", "call-1", true, null);
-        approvals.asked("turn-1", "call-1");
+        approvals.asked("turn-1", "call-1", "write_file");
 
         assertThat(approvals.round("turn-1", "call-1").decision).isNotDone();
 
@@ -39,12 +39,12 @@ class ApprovalDecisionsTest {
 
     @Test
     void aNewAskAfterADecisionOpensANewRound() {
-        approvals.asked("turn-1", "call-1");
+        approvals.asked("turn-1", "call-1", "write_file");
         approvals.decided("turn-1", "call-1", true, null);
         ApprovalDecisions.Round first = approvals.round("turn-1", "call-1");
 
         // the call was read again by another executor, which asks again
-        approvals.asked("turn-1", "call-1");
+        approvals.asked("turn-1", "call-1", "write_file");
         ApprovalDecisions.Round second = approvals.round("turn-1", "call-1");
 
         assertThat(second).isNotSameAs(first);
@@ -54,17 +54,17 @@ class ApprovalDecisionsTest {
 
     @Test
     void anAskKnownOnlyFromTheCompactedStateCountsAsAskedWithoutEndingARoundThatIsDecided() {
-        approvals.askedBefore("turn-1", "call-1");
+        approvals.askedBefore("turn-1", "call-1", "write_file");
         assertThat(approvals.round("turn-1", "call-1").asked).isDone();
 
         approvals.decided("turn-1", "call-1", true, null);
-        approvals.askedBefore("turn-1", "call-1");
+        approvals.askedBefore("turn-1", "call-1", "write_file");
         assertThat(approvals.round("turn-1", "call-1").decision).isDone();
     }
 
     @Test
     void roundsOfDifferentCallsAndTurnsAreApart() {
-        approvals.asked("turn-1", "call-1");
+        approvals.asked("turn-1", "call-1", "write_file");
         approvals.decided("turn-1", "call-1", true, null);
 
         assertThat(approvals.round("turn-2", "call-1").asked).isNotDone();
@@ -73,7 +73,7 @@ class ApprovalDecisionsTest {
 
     @Test
     void aFloodOfUnknownCallIdsKeepsAPendingApproval() {
-        approvals.asked("turn-of-tenant-a", "call-1");
+        approvals.asked("turn-of-tenant-a", "call-1", "write_file");
 
         for (int i = 0; i < ApprovalDecisions.KEPT * 2; i++) {
             approvals.round("turn-of-tenant-b", "unknown-call-" + i);

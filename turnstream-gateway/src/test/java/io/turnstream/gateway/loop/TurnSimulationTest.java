@@ -252,7 +252,7 @@ class TurnSimulationTest {
                 results.values().forEach(result -> at(clock.now, () -> deliver(result)));
                 try {
                     new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(), new GatewayMetrics(),
-                            config).run();
+                            config, new ThreadAllowances()).run();
                     break;
                 } catch (Crash crash) {
                     count(Fault.CRASH);
@@ -296,6 +296,11 @@ class TurnSimulationTest {
                     write(new Entry(null, step, checkpoint, owner,
                             (int) calls.stream().filter(call -> call.owner == owner).count()));
                     return CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public CompletableFuture<Void> control(ControlMessage message) {
+                    throw new AssertionError("no tool is allowed for the thread here: " + message);
                 }
 
                 @Override

@@ -139,7 +139,7 @@ class RedTeamTest {
     @Test
     void unknownCallIdsDoNotEvictAPendingApproval() {
         ApprovalDecisions approvals = new ApprovalDecisions();
-        approvals.asked("turn-of-tenant-b", "call-1");
+        approvals.asked("turn-of-tenant-b", "call-1", "write_file");
         for (int i = 0; i < 20_000; i++) {
             approvals.round("turn-of-tenant-c", "call-" + i);
         }
