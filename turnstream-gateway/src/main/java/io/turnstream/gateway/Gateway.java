@@ -105,7 +105,8 @@ public final class Gateway implements AutoCloseable {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, approvals, metrics);
             startedInbox.bindTo(serviceMetrics);
-            startedViews = TurnViews.start(settings, wire);
+            startedViews = TurnViews.start(settings, wire,
+                    () -> metrics.increment(GatewayMetrics.Counter.SSE_STREAMS_FELL_BEHIND));
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
                     TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
