@@ -150,7 +150,8 @@ public final class Gateway implements AutoCloseable {
         this.views = startedViews;
         this.tools = startedTools;
         awaitPublishedTools();
-        this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission);
+        this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, resumer, client, metrics,
+                admission::ended);
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);

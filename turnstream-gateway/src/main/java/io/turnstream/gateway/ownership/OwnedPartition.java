@@ -40,7 +40,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * the open transaction; the ownership loop commits it every commit interval, together with the
  * partition's group offset: the earliest request whose turn has not finished here.
  */
-public final class OwnedPartition implements AutoCloseable {
+public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
     private final TopicPartition partition;
     private final Topics topics;
@@ -105,7 +105,7 @@ public final class OwnedPartition implements AutoCloseable {
         return partition;
     }
 
-    /** The writer of one turn of this partition. */
+    @Override
     public TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {
         return new TurnPublisher() {
             @Override
@@ -145,7 +145,7 @@ public final class OwnedPartition implements AutoCloseable {
         };
     }
 
-    /** A turn of the request at {@code offset} runs here now. */
+    @Override
     public void started(long offset, TurnRegistry.ActiveTurn turn) {
         unfinished.put(offset, turn.status.turnId());
         running.put(turn.status.turnId(), turn);
@@ -156,7 +156,7 @@ public final class OwnedPartition implements AutoCloseable {
         unfinished.remove(offset);
     }
 
-    /** The turn stopped running here; unless it was handed over, its request need not be read again. */
+    @Override
     public void stopped(long offset, String turnId, boolean handedOver) {
         if (!handedOver) {
             unfinished.remove(offset);

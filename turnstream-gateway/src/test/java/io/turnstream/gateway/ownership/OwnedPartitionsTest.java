@@ -354,7 +354,7 @@ class OwnedPartitionsTest {
 
         @Override
         public void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                        OwnedPartition partition, long offset) {
+                        TurnPartition partition, long offset) {
             runs.add(new Run(request.turnId(), offset, resume, steps.size()));
             TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(request.turnId(), request.threadId(),
                     request.runId(), TurnPhase.RUNNING));
