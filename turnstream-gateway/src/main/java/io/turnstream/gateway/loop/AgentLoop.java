@@ -184,6 +184,8 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            // a denial the previous owner published ends the turn as one that arrives here does
+            denied = !awaiting.denied().isEmpty();
             release(executorCalls(awaiting.unreleased()));
             List<ToolCallRequest> executorCalls = executorCalls(awaiting.calls());
             if (!executorCalls.isEmpty()) {
@@ -387,8 +389,11 @@ public final class AgentLoop implements Runnable {
                 denied = true;
             }
             spans.toolCallEnded(answered.call().callId(), result, null);
-            outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
-            reporter.toolFinished(answered.call(), answered.result());
+            // together: the status says why the call failed (a denial), which a gateway taking the turn over reads
+            producer.atomically(() -> {
+                outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
+                reporter.toolFinished(answered.call(), answered.result());
+            });
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
             endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
         }
