@@ -314,6 +314,12 @@ class TurnSimulationTest {
                 }
             }
             commit();
+            // the executor goes on after the turn ended: what it was asked to do happens, or not, by its decisions
+            while (!agenda.isEmpty()) {
+                Timed next = agenda.poll();
+                clock.now = Math.max(clock.now, next.at());
+                next.action().run();
+            }
             return check();
         }
 
@@ -917,18 +923,20 @@ class TurnSimulationTest {
         }
 
         /**
-         * The tokens of every provider call the turn accounts for: all of the last owner's, and each
-         * crashed owner's up to its last committed checkpoint (what it used after that is lost with it).
+         * The tokens of every provider call the turn accounts for: all of the owner's that ended it, and
+         * each earlier owner's up to its last committed checkpoint (what a crashed or cut-off owner used
+         * after that is lost with it; one that handed over at a step boundary made no call after it).
          */
         private long expectedTokens() {
             Map<Integer, Integer> accounted = new HashMap<>();
             log.stream().filter(entry -> entry.step() != null)
                     .forEach(entry -> accounted.merge(entry.owner(), entry.ownerCalls(), Math::max));
+            int ender = log.get(log.size() - 1).owner();
             long sum = 0;
             int[] made = new int[owner + 1];
             for (ModelCall call : calls) {
                 made[call.owner]++;
-                if (call.owner == owner || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
+                if (call.owner == ender || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
                     sum += call.usage.promptTokens();
                 }
             }
