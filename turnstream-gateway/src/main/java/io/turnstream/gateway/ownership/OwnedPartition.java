@@ -10,6 +10,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.time.Duration;
@@ -45,6 +46,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     private final TopicPartition partition;
     private final Topics topics;
     private final WireFormat format;
+    private final TenantClaims claims;
     private final Clock clock;
     private final Producer<String, byte[]> producer;
     private final AutoCloseable producerMetrics;
@@ -62,8 +64,9 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      * producer is closed and the error thrown: the partition's takeover is retried.
      */
     OwnedPartition(TopicPartition partition, TransactionalProducer opened, Topics topics, WireFormat format,
-                   Clock clock) {
+                   TenantClaims claims, Clock clock) {
         this.partition = partition;
+        this.claims = claims;
         this.clock = clock;
         this.topics = topics;
         this.format = format;
@@ -120,6 +123,9 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
                         format.write(topics.rawEvents(), event));
                 trace.addTo(record.headers());
+                if (payload instanceof StreamPayload.ResponseStart start) {
+                    claims.addTo(record.headers(), start.tenantId(), runId);
+                }
                 return send(record);
             }
 
