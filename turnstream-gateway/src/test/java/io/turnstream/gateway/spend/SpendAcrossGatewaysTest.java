@@ -87,10 +87,14 @@ class SpendAcrossGatewaysTest {
         broker.close();
     }
 
-    /** "slow:" prompts stream until cancelled; anything else is a short answer. */
+    /**
+     * "slow:" prompts stream for a while (about 12 s) and end by themselves (a cancel during the gateways'
+     * first rebalance can be lost with the owner's aborted transaction, which is not what this test is about);
+     * anything else is a short answer.
+     */
     private static SimulatedReply script(SimulatedRequest request) {
         return request.firstUserText().startsWith("slow:")
-                ? SimulatedReply.answer().text(SimulatedText.words(20_000)).tokensPerSecond(50)
+                ? SimulatedReply.answer().text(SimulatedText.words(600)).tokensPerSecond(50)
                 : SimulatedReply.answer().text("A short answer.");
     }
 
@@ -128,8 +132,7 @@ class SpendAcrossGatewaysTest {
                     + "(turnstream.gateway.tenant.max-concurrent-turns, across all gateway instances)");
         });
 
-        first.commands().cancel(running.turnId(), "test over");
-        await("the second gateway reads the turn's end").atMost(KAFKA_WAIT)
+        await("the second gateway reads the turn's end").atMost(KAFKA_WAIT.multipliedBy(2))
                 .until(() -> second.tenantUsage().running("busy") == 0);
         TurnStatus next = start(second, "busy", "now there is room");
         assertThat(next.status()).isEqualTo(TurnPhase.RUNNING);
