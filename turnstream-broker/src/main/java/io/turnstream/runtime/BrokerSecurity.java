@@ -2,7 +2,7 @@ package io.turnstream.runtime;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,18 +28,25 @@ import org.apache.kafka.common.acl.AclBinding;
 /**
  * SASL/SCRAM-SHA-256 and ACLs for an {@link EmbeddedKafkaBroker}: one principal per service, each with
  * a random password kept in {@code <credentials dir>/<principal>.properties}, a Kafka client
- * properties file that any Turnstream command takes as {@code --config}. The {@link #ADMIN} principal
- * is the only super user; the broker itself authenticates as it (SCRAM between broker and clients,
- * PLAIN on the loopback controller listener, where KRaft cannot use SCRAM). The other principals get
- * exactly the ACLs they are given.
+ * properties file that any Turnstream command takes as {@code --config}, and in
+ * {@code <principal>.librdkafka.conf}, the same for librdkafka clients ({@code kcat -F FILE}). The
+ * {@link #ADMIN} principal is the only super user; the broker itself authenticates as it (SCRAM between
+ * broker and clients, PLAIN on the loopback controller listener, where KRaft cannot use SCRAM). The other
+ * principals get exactly the ACLs they are given. The client listener also takes PLAIN, with the same
+ * principals and passwords, for librdkafka clients: before librdkafka 2.6.1 (Debian 12's kcat ships 2.0.2)
+ * their SCRAM client-final message repeats the client nonce, which Kafka 4 refuses (CVE-2024-56128); PLAIN
+ * sends the password itself, so it is offered on this loopback broker only, never on a network.
  */
 public final class BrokerSecurity {
 
     public static final String ADMIN = "admin";
     public static final String MECHANISM = "SCRAM-SHA-256";
     public static final String PROTOCOL = "SASL_PLAINTEXT";
+    /** What librdkafka clients log in with (see the class comment). */
+    public static final String LIBRDKAFKA_MECHANISM = "PLAIN";
     private static final String PASSWORD_KEY = "sasl.jaas.config";
     private static final int ITERATIONS = 8192;
+    private static final String PLAIN_LOGIN = "org.apache.kafka.common.security.plain.PlainLoginModule required";
 
     private final Path credentialsDir;
     private final Map<String, String> passwords;
@@ -88,13 +95,13 @@ public final class BrokerSecurity {
         String admin = passwords.get(ADMIN);
         Map<String, String> p = new LinkedHashMap<>();
         p.put("listener.security.protocol.map", clientListener + ":" + PROTOCOL + "," + controllerListener + ":" + PROTOCOL);
-        p.put("listener.name." + client + ".sasl.enabled.mechanisms", MECHANISM);
+        p.put("listener.name." + client + ".sasl.enabled.mechanisms", MECHANISM + "," + LIBRDKAFKA_MECHANISM);
         p.put("listener.name." + client + ".scram-sha-256.sasl.jaas.config", scramJaas(ADMIN, admin));
+        p.put("listener.name." + client + ".plain.sasl.jaas.config", plainJaas(passwords.keySet()));
         p.put("sasl.mechanism.inter.broker.protocol", MECHANISM);
         p.put("listener.name." + controller + ".sasl.enabled.mechanisms", "PLAIN");
         p.put("listener.name." + controller + ".plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + ADMIN + "\" password=\""
-                        + admin + "\" user_" + ADMIN + "=\"" + admin + "\";");
+                PLAIN_LOGIN + " username=\"" + ADMIN + "\" password=\"" + admin + "\" user_" + ADMIN + "=\"" + admin + "\";");
         p.put("sasl.mechanism.controller.protocol", "PLAIN");
         p.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
         p.put("super.users", "User:" + ADMIN);
@@ -123,6 +130,21 @@ public final class BrokerSecurity {
     /** The client properties file of {@code principal}. */
     public Path clientFile(String principal) {
         return credentialsDir.resolve(principal + ".properties");
+    }
+
+    /** The librdkafka configuration file of {@code principal} ({@code kcat -F FILE}). */
+    public Path librdkafkaFile(String principal) {
+        return credentialsDir.resolve(principal + ".librdkafka.conf");
+    }
+
+    /** Settings of {@code principal} for librdkafka clients: SASL/PLAIN (see the class comment). */
+    private String librdkafkaSettings(String principal, String bootstrapServers) {
+        return "# librdkafka settings of principal " + principal + " (turnstream broker --secure): kcat -F FILE\n"
+                + "bootstrap.servers=" + bootstrapServers + "\n"
+                + "security.protocol=" + PROTOCOL + "\n"
+                + "sasl.mechanisms=" + LIBRDKAFKA_MECHANISM + "\n"
+                + "sasl.username=" + principal + "\n"
+                + "sasl.password=" + passwords.get(principal) + "\n";
     }
 
     /**
@@ -156,18 +178,22 @@ public final class BrokerSecurity {
             for (String principal : passwords.keySet()) {
                 Properties p = clientProperties(principal);
                 p.setProperty("bootstrap.servers", bootstrapServers);
-                Path file = clientFile(principal);
-                Files.deleteIfExists(file);
-                Files.createFile(file);
-                ownerOnly(file, "rw-------");
-                try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.TRUNCATE_EXISTING)) {
-                    p.store(out, "Kafka client settings of principal " + principal + " (turnstream broker --secure); "
-                            + "pass as --config FILE");
-                }
+                StringWriter properties = new StringWriter();
+                p.store(properties, "Kafka client settings of principal " + principal + " (turnstream broker --secure); "
+                        + "pass as --config FILE");
+                writeOwnerOnly(clientFile(principal), properties.toString());
+                writeOwnerOnly(librdkafkaFile(principal), librdkafkaSettings(principal, bootstrapServers));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the client credentials to " + credentialsDir, e);
         }
+    }
+
+    private static void writeOwnerOnly(Path file, String content) throws IOException {
+        Files.deleteIfExists(file);
+        Files.createFile(file);
+        ownerOnly(file, "rw-------");
+        Files.writeString(file, content, StandardOpenOption.TRUNCATE_EXISTING);
     }
 
     private static void ownerOnly(Path path, String permissions) throws IOException {
@@ -199,6 +225,13 @@ public final class BrokerSecurity {
         byte[] bytes = new byte[24];
         random.nextBytes(bytes);
         return HexFormat.of().formatHex(bytes);
+    }
+
+    /** The broker's PLAIN login: every principal with its password. */
+    private String plainJaas(Collection<String> principals) {
+        StringBuilder jaas = new StringBuilder(PLAIN_LOGIN);
+        principals.forEach(p -> jaas.append(" user_").append(p).append("=\"").append(passwords.get(p)).append('"'));
+        return jaas.append(';').toString();
     }
 
     private static String scramJaas(String user, String password) {

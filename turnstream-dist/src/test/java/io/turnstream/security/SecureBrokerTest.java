@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.turnstream.cli.Main;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.TurnstreamProcess;
+import io.turnstream.testsupport.Requires;
+import io.turnstream.testsupport.SystemTool;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.testsupport.UsesProcesses;
 import java.io.PrintWriter;
@@ -84,7 +86,48 @@ class SecureBrokerTest {
                     .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
             assertThat(Files.readString(file)).contains("security.protocol=SASL_PLAINTEXT", "sasl.mechanism=SCRAM-SHA-256",
                     "username\\=\"" + principal + "\"", "bootstrap.servers=127.0.0.1");
+            Path librdkafka = librdkafkaFile(principal);
+            assertThat(Files.getPosixFilePermissions(librdkafka))
+                    .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+            assertThat(Files.readString(librdkafka)).contains("security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=PLAIN",
+                    "sasl.username=" + principal + "\n", "bootstrap.servers=127.0.0.1");
         }
+    }
+
+    /**
+     * The same least privilege through librdkafka, as non-Java clients see it: kcat with each principal's
+     * {@code .librdkafka.conf} alone.
+     */
+    @Test
+    @Requires(SystemTool.KCAT)
+    void kcatWithEachPrincipalsFileDoesWhatItsServiceNeedsAndNothingElse() throws Exception {
+        KcatProbe gateway = KcatProbe.using(librdkafkaFile("gateway"));
+        assertThat(gateway.produce(T.rawEvents())).isTrue();
+        assertThat(gateway.produce(T.turnRequests())).isTrue();
+        assertThat(gateway.produce(T.toolCalls())).isFalse();
+        assertThat(gateway.produce(T.toolResults())).isFalse();
+        assertThat(gateway.consume(T.upserts())).isTrue();
+        assertThat(gateway.consume(T.toolCalls())).isFalse();
+
+        KcatProbe executor = KcatProbe.using(librdkafkaFile("tool-executor"));
+        assertThat(executor.produce(T.toolResults())).isTrue();
+        assertThat(executor.produce(T.rawEvents())).isFalse();
+        assertThat(executor.produce(T.turnRequests())).isFalse();
+        assertThat(executor.consume(T.toolCalls())).isTrue();
+        assertThat(executor.consume(T.itemState())).isFalse();
+
+        KcatProbe topology = KcatProbe.using(librdkafkaFile("topology"));
+        assertThat(topology.consume(T.rawEvents())).isTrue();
+        assertThat(topology.produce(T.upserts())).isTrue();
+        assertThat(topology.produce(T.rawEvents())).isFalse();
+        assertThat(topology.consume(T.toolResults())).isFalse();
+
+        KcatProbe connect = KcatProbe.using(librdkafkaFile("connect"));
+        assertThat(connect.consume(T.itemState())).isTrue();
+        for (String topic : T.byRole().values()) {
+            assertThat(connect.produce(topic)).as("connect writes %s", topic).isFalse();
+        }
+        assertThat(connect.consume(T.upserts())).isFalse();
     }
 
     @Test
@@ -203,6 +246,10 @@ class SecureBrokerTest {
 
     private static Path file(String principal) {
         return credentials.resolve(principal + ".properties");
+    }
+
+    private static Path librdkafkaFile(String principal) {
+        return credentials.resolve(principal + ".librdkafka.conf");
     }
 
     private static String cli(String... args) {

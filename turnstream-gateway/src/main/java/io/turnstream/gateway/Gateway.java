@@ -20,8 +20,10 @@ import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.SpendPolicy;
-import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.spend.SpendLimits;
+import io.turnstream.gateway.spend.TenantUsage;
+import io.turnstream.gateway.spend.UsageFeed;
 import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
@@ -55,7 +57,7 @@ public final class Gateway implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
-    /** How long a starting gateway waits to read the published tool definitions. */
+    /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
     /** Idempotency keys one gateway remembers (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
@@ -71,6 +73,8 @@ public final class Gateway implements AutoCloseable {
     private final ToolCatalog tools;
     private final ThreadAllowanceTopic allowances;
     private final TurnViews views;
+    private final TenantUsage tenantUsage;
+    private final UsageFeed usageFeed;
     private final TurnOwnership ownership;
     private final TurnAdmission admission;
     private final TurnCommands commands;
@@ -100,6 +104,7 @@ public final class Gateway implements AutoCloseable {
         this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        UsageFeed startedUsageFeed = null;
         GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
         ThreadAllowanceTopic startedAllowances = null;
@@ -108,11 +113,16 @@ public final class Gateway implements AutoCloseable {
             startedAllowances = new ThreadAllowanceTopic(settings.kafkaProperties(), topics.threadAllowances());
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, approvals, metrics);
             startedInbox.bindTo(serviceMetrics);
-            startedViews = TurnViews.start(settings, wire);
+            startedViews = TurnViews.start(settings, wire,
+                    () -> metrics.increment(GatewayMetrics.Counter.SSE_STREAMS_FELL_BEHIND));
+            SpendLimits spendLimits = SpendLimits.from(settings);
+            this.tenantUsage = new TenantUsage(spendLimits, clock);
+            startedUsageFeed = UsageFeed.start(settings.kafkaProperties(), topics, wire, tenantUsage, spendLimits, clock);
+            awaitUsage(startedUsageFeed);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
-            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
-                    TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
-                    startedViews, metrics, clock);
+            SpendPolicy spend = SpendPolicy.from(settings, config.maxSteps(), config.prices(), config.fallbackModel());
+            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry, tenantUsage, spend,
+                    producer, ownership, metrics, clock);
             this.commands = new TurnCommands(registry, approvals, startedAllowances.allowances(), producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
@@ -138,6 +148,9 @@ public final class Gateway implements AutoCloseable {
             if (startedTools != null) {
                 startedTools.close();
             }
+            if (startedUsageFeed != null) {
+                startedUsageFeed.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -154,10 +167,11 @@ public final class Gateway implements AutoCloseable {
         this.inbox = startedInbox;
         this.views = startedViews;
         this.tools = startedTools;
+        this.usageFeed = startedUsageFeed;
         this.allowances = startedAllowances;
         awaitPublishedTools();
-        this.runner = new TurnRunner(config, providers, tools, registry, approvals, allowances.allowances(), resumer,
-                client, metrics, admission);
+        this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, allowances.allowances(),
+                resumer, client, metrics, admission::ended);
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -172,6 +186,7 @@ public final class Gateway implements AutoCloseable {
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
         kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
+        kafka.put("usage", usageFeed != null && usageFeed.healthy() ? "UP" : "DOWN");
         kafka.put("thread-allowances", allowances != null && allowances.healthy() ? "UP" : "DOWN");
         kafka.put("turn-ownership", partitions != null && partitions.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
@@ -224,6 +239,22 @@ public final class Gateway implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Counts the day's turns and usage before serving: a restarted gateway would otherwise allow a spent tenant. */
+    private static void awaitUsage(UsageFeed usageFeed) {
+        try {
+            usageFeed.caughtUp().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the day's turns and usage are not all read yet; tenant limits count what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** What each tenant runs and spent today, across all gateway instances as Kafka tells it. */
+    public TenantUsage tenantUsage() {
+        return tenantUsage;
     }
 
     /**
@@ -279,6 +310,7 @@ public final class Gateway implements AutoCloseable {
         runner.close();
         inbox.close();
         tools.close();
+        usageFeed.close();
         allowances.close();
         views.close();
         resumer.close();

@@ -3,15 +3,16 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.loop.AgentLoop;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.LoopWaits;
 import io.turnstream.gateway.loop.ThreadAllowances;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
-import io.turnstream.gateway.ownership.OwnedPartition;
 import io.turnstream.gateway.ownership.PartitionOwnership;
-import io.turnstream.gateway.ownership.TurnResumer;
+import io.turnstream.gateway.ownership.TurnHistory;
+import io.turnstream.gateway.ownership.TurnPartition;
 import io.turnstream.gateway.provider.ErrorCodes;
-import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.turn.TurnPhase;
@@ -33,13 +34,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Runs the turns of the partitions this gateway owns, each on its own thread: from the start, or,
- * resumed, from what Kafka holds of it.
+ * resumed, from what Kafka holds of it. However a turn ends here (complete, error, cancelled, unable
+ * to run, handed over, or its resume failing) its registry slot is released and its partition told;
+ * unless it goes on at another gateway, the tenant permit it holds here is released too.
  */
 final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
@@ -54,18 +59,23 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     });
     private final GatewayConfig config;
     private final Providers providers;
-    private final ToolCatalog tools;
+    private final Supplier<List<ToolDefinition>> tools;
     private final TurnRegistry registry;
     private final ApprovalDecisions approvals;
     private final ThreadAllowances allowances;
-    private final TurnResumer resumer;
-    private final ProviderClient client;
+    private final TurnHistory resumer;
+    private final ModelCaller client;
     private final GatewayMetrics metrics;
-    private final TurnAdmission admission;
+    private final Consumer<String> permits;
 
-    TurnRunner(GatewayConfig config, Providers providers, ToolCatalog tools, TurnRegistry registry,
-               ApprovalDecisions approvals, ThreadAllowances allowances, TurnResumer resumer, ProviderClient client,
-               GatewayMetrics metrics, TurnAdmission admission) {
+    /**
+     * @param tools the tools offered to a turn whose request names none
+     * @param allowances the tools allowed for the rest of their thread (see {@link ThreadAllowances})
+     * @param permits releases the tenant permit a turn accepted here holds, by turn id, once it ended here
+     */
+    TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
+               ApprovalDecisions approvals, ThreadAllowances allowances, TurnHistory resumer, ModelCaller client,
+               GatewayMetrics metrics, Consumer<String> permits) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -75,13 +85,13 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.resumer = resumer;
         this.client = client;
         this.metrics = metrics;
-        this.admission = admission;
+        this.permits = permits;
     }
 
     /** Called on the ownership thread; the turn runs on its own. */
     @Override
     public void run(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                    OwnedPartition partition, long offset) {
+                    TurnPartition partition, long offset) {
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
                 record.runId(), TurnPhase.RUNNING));
         partition.started(offset, active);
@@ -96,7 +106,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                 } finally {
                     partition.stopped(offset, record.turnId(), active.handover.isDone());
                     if (!active.handover.isDone()) {
-                        admission.ended(record.turnId());
+                        permits.accept(record.turnId());
                     }
                 }
             });
@@ -108,7 +118,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                         OwnedPartition partition, TurnRegistry.ActiveTurn active) {
+                         TurnPartition partition, TurnRegistry.ActiveTurn active) {
         AgentLoop.Turn turn;
         try {
             turn = turnOf(record, trace);
@@ -127,7 +137,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
             approvals.showAwaiting(turn.turnId(), progress, active);
         }
-        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
+        TurnPublisher publisher = partition.publisherFor(record, trace);
+        new AgentLoop(turn, progress, active, registry, publisher, client, LoopWaits.blocking(publisher.clock()), metrics,
                 config.loop(), allowances).run();
     }
 
@@ -148,7 +159,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * reader sees it end, and the gateway that accepted it releases its permit.
      */
     private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
-                               boolean resume, OwnedPartition partition, TurnRegistry.ActiveTurn active,
+                               boolean resume, TurnPartition partition, TurnRegistry.ActiveTurn active,
                                RuntimeException cause) {
         LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), cause.getMessage());
         String model = record.request() == null ? null : record.request().path("model").asText(null);
@@ -181,7 +192,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
     /** The request's tools (else the executor's), and its client-side tools, which win a name both have. */
     private List<ToolDefinition> offered(TurnRequest request) {
-        List<ToolDefinition> server = request.tools() != null ? request.tools() : toolsToOffer();
+        List<ToolDefinition> server = request.tools() != null ? request.tools() : tools.get();
         if (request.clientTools().isEmpty()) {
             return server;
         }
@@ -189,14 +200,6 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         List<ToolDefinition> all = new ArrayList<>(request.clientTools());
         server.stream().filter(tool -> !clientNames.contains(tool.name())).forEach(all::add);
         return all;
-    }
-
-    private List<ToolDefinition> toolsToOffer() {
-        List<ToolDefinition> offered = tools.offered();
-        if (offered.isEmpty()) {
-            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
-        }
-        return offered;
     }
 
     /** Lets running turns stop (the ownership loop has asked them to hand over), up to 30 s. */

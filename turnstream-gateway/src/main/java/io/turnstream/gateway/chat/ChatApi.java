@@ -2,8 +2,8 @@ package io.turnstream.gateway.chat;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.api.TurnStarts;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.security.RequestGuard;
@@ -56,7 +56,7 @@ public final class ChatApi implements GatewayServer.Routes {
 
     private void stream(Context ctx, String turnId) throws IOException {
         ctx.header(PROTOCOL_HEADER, "v1");
-        SseClient client = TurnEventsApi.openEventStream(ctx);
+        EventStream client = TurnEventsApi.openEventStream(ctx);
         views.subscribe(turnId, StreamPosition.START, client, new UiMessageStream(turnId));
     }
 }

@@ -3,7 +3,7 @@ package io.turnstream.gateway.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.view.LiveEncoder;
@@ -69,14 +69,14 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     @Override
-    public void open(SseClient client) {
+    public void open(EventStream client) {
         ObjectNode start = chunk("start").put("messageId", turnId);
         start.putObject("messageMetadata").put("turnId", turnId);
         send(client, start);
     }
 
     @Override
-    public void write(LiveEvent event, StreamPosition position, SseClient client) {
+    public void write(LiveEvent event, StreamPosition position, EventStream client) {
         if (event instanceof LiveEvent.Append append) {
             append(append.append(), client);
         } else if (event instanceof LiveEvent.Upsert upsert) {
@@ -91,17 +91,17 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     @Override
-    public void fellBehind(SseClient client, String message) {
+    public void fellBehind(EventStream client, String message) {
         send(client, chunk("error").put("errorText", message));
         client.sendData("[DONE]");
     }
 
     @Override
-    public void close(SseClient client) {
+    public void close(EventStream client) {
         client.sendData("[DONE]");
     }
 
-    private void append(ItemAppend append, SseClient client) {
+    private void append(ItemAppend append, EventStream client) {
         ToolInput input = toolInputs.get(append.itemId());
         if (input != null) {
             String added = input.text.append(append.offset(), append.text());
@@ -120,7 +120,7 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void item(UIUpsert item, SseClient client) {
+    private void item(UIUpsert item, EventStream client) {
         if (item.changeType() == ChangeType.WITHDRAWN) {
             withdrawn(item, client);
             return;
@@ -142,7 +142,7 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void withdrawn(UIUpsert item, SseClient client) {
+    private void withdrawn(UIUpsert item, EventStream client) {
         String itemId = item.itemId();
         end(itemId, client);
         texts.computeIfAbsent(itemId, id -> new ItemText()).ended = true;
@@ -155,7 +155,7 @@ final class UiMessageStream implements LiveEncoder {
         send(client, part);
     }
 
-    private void compaction(UIUpsert item, SseClient client) {
+    private void compaction(UIUpsert item, EventStream client) {
         if (item.changeType() == ChangeType.COMPLETED) {
             ObjectNode part = chunk("data-compaction").put("id", item.itemId());
             part.putObject("data").put("summary", item.content());
@@ -163,7 +163,7 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void streamed(UIUpsert item, String partType, SseClient client) {
+    private void streamed(UIUpsert item, String partType, EventStream client) {
         endedOnTools = false;
         ItemText text = texts.computeIfAbsent(item.itemId(), id -> new ItemText());
         if (text.ended) {
@@ -184,11 +184,11 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void delta(String itemId, String added, SseClient client) {
+    private void delta(String itemId, String added, EventStream client) {
         send(client, chunk(partTypes.get(itemId) + "-delta").put("id", itemId).put("delta", added));
     }
 
-    private void end(String itemId, SseClient client) {
+    private void end(String itemId, EventStream client) {
         ItemText text = texts.get(itemId);
         if (text != null && text.started && !text.ended) {
             text.ended = true;
@@ -197,7 +197,7 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     /** A call's input starts (once): with its {@code pending} status, else with its completed upsert. */
-    private ToolInput startToolInput(String itemId, String callId, String toolName, SseClient client) {
+    private ToolInput startToolInput(String itemId, String callId, String toolName, EventStream client) {
         ToolInput started = toolInputs.get(itemId);
         if (started != null) {
             return started;
@@ -215,11 +215,11 @@ final class UiMessageStream implements LiveEncoder {
         return input;
     }
 
-    private void inputDelta(String callId, String added, SseClient client) {
+    private void inputDelta(String callId, String added, EventStream client) {
         send(client, chunk("tool-input-delta").put("toolCallId", callId).put("inputTextDelta", added));
     }
 
-    private void toolCall(UIUpsert item, SseClient client) {
+    private void toolCall(UIUpsert item, EventStream client) {
         endedOnTools = true;
         if (item.callId() == null || !toolInputsSent.add(item.callId())) {
             return;
@@ -238,7 +238,7 @@ final class UiMessageStream implements LiveEncoder {
         send(client, input);
     }
 
-    private void toolOutput(UIUpsert item, SseClient client) {
+    private void toolOutput(UIUpsert item, EventStream client) {
         endedOnTools = true;
         // the AI SDK attaches an output to its call's part: one without a call would break the message
         if (item.callId() == null || !toolInputsSent.contains(item.callId()) || !toolOutputsSent.add(item.callId())) {
@@ -255,7 +255,7 @@ final class UiMessageStream implements LiveEncoder {
         }
     }
 
-    private void status(UIStatus status, SseClient client) {
+    private void status(UIStatus status, EventStream client) {
         if (status.type() != UiPayloadType.TOOL_STATUS) {
             send(client, dataPart("data-turn-status", "status", Json.MAPPER.valueToTree(status)));
             return;
@@ -294,7 +294,7 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     /** Moves to the item's step: what is open ends, the previous step finishes, the next starts. */
-    private void enterStep(int itemStep, SseClient client) {
+    private void enterStep(int itemStep, EventStream client) {
         int next = Math.max(itemStep, Math.max(step, 1));
         if (next == step) {
             return;
@@ -304,14 +304,14 @@ final class UiMessageStream implements LiveEncoder {
         send(client, chunk("start-step"));
     }
 
-    private void finishStep(SseClient client) {
+    private void finishStep(EventStream client) {
         texts.keySet().forEach(itemId -> end(itemId, client));
         if (step > 0) {
             send(client, chunk("finish-step"));
         }
     }
 
-    private void finish(UITurnEvent turn, SseClient client) {
+    private void finish(UITurnEvent turn, EventStream client) {
         finishStep(client);
         String reason;
         if (turn.type() == UiPayloadType.TURN_ERROR) {
@@ -375,7 +375,7 @@ final class UiMessageStream implements LiveEncoder {
         return Json.MAPPER.createObjectNode().put("type", type);
     }
 
-    private static void send(SseClient client, ObjectNode chunk) {
+    private static void send(EventStream client, ObjectNode chunk) {
         client.sendData(chunk.toString());
     }
 

@@ -8,7 +8,6 @@ import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
-import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
@@ -119,16 +118,9 @@ public final class AgentLoop implements Runnable {
 
     /**
      * @param progress where the turn starts: at the beginning, or where another gateway left it
+     * @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation
      * @param allowances the tools allowed for the rest of their thread: their asks are approved by the loop
      */
-    public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
-              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config,
-              ThreadAllowances allowances) {
-        this(turn, progress, active, registry, producer, client, LoopWaits.blocking(producer.clock()), metrics, config,
-                allowances);
-    }
-
-    /** @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
               TurnPublisher producer, ModelCaller client, LoopWaits waits, GatewayMetrics metrics, LoopConfig config,
               ThreadAllowances allowances) {
@@ -201,6 +193,8 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            // a denial the previous owner published ends the turn as one that arrives here does
+            denied = !awaiting.denied().isEmpty();
             release(executorCalls(awaiting.unreleased()));
             List<ToolCallRequest> executorCalls = executorCalls(awaiting.calls());
             if (!executorCalls.isEmpty()) {
@@ -410,8 +404,11 @@ public final class AgentLoop implements Runnable {
                 denied = true;
             }
             spans.toolCallEnded(answered.call().callId(), result, null);
-            outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
-            reporter.toolFinished(answered.call(), answered.result());
+            // together: the status says why the call failed (a denial), which a gateway taking the turn over reads
+            producer.atomically(() -> {
+                outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
+                reporter.toolFinished(answered.call(), answered.result());
+            });
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
             endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
         }

@@ -27,7 +27,9 @@ public final class GatewayMetrics {
     public enum Counter {
         TURNS_STARTED, TURNS_COMPLETED, TURNS_FAILED, TURNS_ABORTED, TURNS_REJECTED, TURNS_RESUMED,
         MODEL_CALLS, RETRIES, FALLBACKS, STALLS, COMPACTIONS, PROVIDER_ERRORS,
-        TOOL_RESULTS_RECEIVED, EVENTS_PUBLISHED, PUBLISH_FAILURES, BAD_INPUT_RECORDS;
+        TOOL_RESULTS_RECEIVED, EVENTS_PUBLISHED, PUBLISH_FAILURES, BAD_INPUT_RECORDS,
+        /** SSE clients closed because they fell too far behind (they resume with Last-Event-ID). */
+        SSE_STREAMS_FELL_BEHIND;
 
         /** The name in the JSON: lower snake case. */
         public String key() {

@@ -1,7 +1,7 @@
 package io.turnstream.gateway.openai;
 
-import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.chat.ItemText;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.LiveEvent;
 import io.turnstream.gateway.view.StreamPosition;
@@ -38,7 +38,7 @@ abstract class AnswerStream implements LiveEncoder {
     }
 
     @Override
-    public void write(LiveEvent event, StreamPosition position, SseClient client) {
+    public void write(LiveEvent event, StreamPosition position, EventStream client) {
         if (event instanceof LiveEvent.Append append) {
             append(append.append(), client);
         } else if (event instanceof LiveEvent.Upsert upsert) {
@@ -51,7 +51,7 @@ abstract class AnswerStream implements LiveEncoder {
         }
     }
 
-    private void append(ItemAppend append, SseClient client) {
+    private void append(ItemAppend append, EventStream client) {
         ItemText text = texts.get(append.itemId());
         if (text == null || text.ended) {
             return;
@@ -62,7 +62,7 @@ abstract class AnswerStream implements LiveEncoder {
         }
     }
 
-    private void item(UIUpsert item, SseClient client) {
+    private void item(UIUpsert item, EventStream client) {
         if (TurnAnswer.isAnswerText(item)) {
             ItemText text = texts.get(item.itemId());
             if (text == null) {
@@ -87,7 +87,7 @@ abstract class AnswerStream implements LiveEncoder {
         }
     }
 
-    private void end(String itemId, ItemText text, SseClient client) {
+    private void end(String itemId, ItemText text, EventStream client) {
         if (!text.ended) {
             text.ended = true;
             textEnded(itemId, text.text(), client);
@@ -95,16 +95,16 @@ abstract class AnswerStream implements LiveEncoder {
     }
 
     /** An assistant message starts. */
-    protected abstract void textStarted(String itemId, SseClient client);
+    protected abstract void textStarted(String itemId, EventStream client);
 
-    protected abstract void textDelta(String itemId, String delta, SseClient client);
+    protected abstract void textDelta(String itemId, String delta, EventStream client);
 
     /** An assistant message is whole. */
-    protected abstract void textEnded(String itemId, String text, SseClient client);
+    protected abstract void textEnded(String itemId, String text, EventStream client);
 
     /** A client-side call, complete; {@code index} counts the calls sent. */
-    protected abstract void clientCall(UIUpsert call, int index, SseClient client);
+    protected abstract void clientCall(UIUpsert call, int index, EventStream client);
 
     /** The turn ended: what it ended with. */
-    protected abstract void finished(UITurnEvent end, SseClient client);
+    protected abstract void finished(UITurnEvent end, EventStream client);
 }

@@ -2,7 +2,7 @@ package io.turnstream.gateway.openai;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.model.Json;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
@@ -76,38 +76,38 @@ final class ChatCompletions {
         }
 
         @Override
-        public void open(SseClient client) {
+        public void open(EventStream client) {
             ObjectNode delta = Json.MAPPER.createObjectNode().put("role", "assistant").put("content", "");
             send(client, chunk(delta, null));
         }
 
         @Override
-        protected void textStarted(String itemId, SseClient client) {
+        protected void textStarted(String itemId, EventStream client) {
             if (saidSomething) {
                 delta(client, "\n\n");
             }
         }
 
         @Override
-        protected void textDelta(String itemId, String delta, SseClient client) {
+        protected void textDelta(String itemId, String delta, EventStream client) {
             saidSomething = true;
             delta(client, delta);
         }
 
         @Override
-        protected void textEnded(String itemId, String text, SseClient client) {
+        protected void textEnded(String itemId, String text, EventStream client) {
             // Chat Completions has no end of a message within a choice
         }
 
         @Override
-        protected void clientCall(UIUpsert call, int index, SseClient client) {
+        protected void clientCall(UIUpsert call, int index, EventStream client) {
             ObjectNode delta = Json.MAPPER.createObjectNode();
             delta.putArray("tool_calls").add(toolCall(call).put("index", index));
             send(client, chunk(delta, null));
         }
 
         @Override
-        protected void finished(UITurnEvent end, SseClient client) {
+        protected void finished(UITurnEvent end, EventStream client) {
             TurnAnswer ended = new TurnAnswer(turnId, List.of(), List.of(), end);
             if (ended.failed() || ended.cancelled()) {
                 // how the OpenAI SDKs read a failure inside a stream: they throw it
@@ -126,11 +126,11 @@ final class ChatCompletions {
         }
 
         @Override
-        public void close(SseClient client) {
+        public void close(EventStream client) {
             client.sendData("[DONE]");
         }
 
-        private void delta(SseClient client, String text) {
+        private void delta(EventStream client, String text) {
             send(client, chunk(Json.MAPPER.createObjectNode().put("content", text), null));
         }
 
@@ -150,7 +150,7 @@ final class ChatCompletions {
             return chunk;
         }
 
-        private static void send(SseClient client, ObjectNode json) {
+        private static void send(EventStream client, ObjectNode json) {
             client.sendData(json.toString());
         }
     }

@@ -2,8 +2,8 @@ package io.turnstream.gateway.openai;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.api.TurnStarts;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.LiveEncoder;
@@ -85,7 +85,7 @@ public final class OpenAiApi implements GatewayServer.Routes {
     }
 
     private void stream(Context ctx, TurnStatus turn, LiveEncoder encoder) throws IOException {
-        SseClient client = TurnEventsApi.openEventStream(ctx);
+        EventStream client = TurnEventsApi.openEventStream(ctx);
         views.subscribe(turn.turnId(), StreamPosition.START, client, encoder);
     }
 }

@@ -2,7 +2,7 @@ package io.turnstream.gateway.openai;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.model.Json;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
@@ -109,7 +109,7 @@ final class Responses {
         }
 
         @Override
-        public void open(SseClient client) {
+        public void open(EventStream client) {
             ObjectNode created = event("response.created");
             created.set("response", envelope(turnId, model, createdAt, null, List.of()));
             send(client, created);
@@ -119,7 +119,7 @@ final class Responses {
         }
 
         @Override
-        protected void textStarted(String itemId, SseClient client) {
+        protected void textStarted(String itemId, EventStream client) {
             int index = output.size();
             outputIndex.put(itemId, index);
             output.add(message(itemId, null, "in_progress"));
@@ -132,12 +132,12 @@ final class Responses {
         }
 
         @Override
-        protected void textDelta(String itemId, String delta, SseClient client) {
+        protected void textDelta(String itemId, String delta, EventStream client) {
             send(client, part("response.output_text.delta", itemId).put("delta", delta));
         }
 
         @Override
-        protected void textEnded(String itemId, String text, SseClient client) {
+        protected void textEnded(String itemId, String text, EventStream client) {
             send(client, part("response.output_text.done", itemId).put("text", text));
             ObjectNode part = part("response.content_part.done", itemId);
             part.set("part", outputText(text));
@@ -150,7 +150,7 @@ final class Responses {
         }
 
         @Override
-        protected void clientCall(UIUpsert call, int index, SseClient client) {
+        protected void clientCall(UIUpsert call, int index, EventStream client) {
             int at = output.size();
             ObjectNode item = functionCall(call, "completed");
             output.add(item);
@@ -168,7 +168,7 @@ final class Responses {
         }
 
         @Override
-        protected void finished(UITurnEvent end, SseClient client) {
+        protected void finished(UITurnEvent end, EventStream client) {
             ObjectNode response = envelope(turnId, model, createdAt, end, output);
             String status = response.get("status").asText();
             ObjectNode last = event("completed".equals(status) ? "response.completed"
@@ -186,7 +186,7 @@ final class Responses {
             return Json.MAPPER.createObjectNode().put("type", type).put("sequence_number", sequence++);
         }
 
-        private static void send(SseClient client, ObjectNode event) {
+        private static void send(EventStream client, ObjectNode event) {
             client.sendEvent(event.get("type").asText(), event.toString());
         }
     }

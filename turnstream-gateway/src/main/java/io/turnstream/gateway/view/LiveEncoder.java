@@ -1,6 +1,6 @@
 package io.turnstream.gateway.view;
 
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.model.Json;
 import java.util.Map;
 
@@ -11,7 +11,7 @@ import java.util.Map;
 public interface LiveEncoder {
 
     /** Writes what comes before the first event (nothing by default). */
-    default void open(SseClient client) {
+    default void open(EventStream client) {
     }
 
     /**
@@ -19,17 +19,17 @@ public interface LiveEncoder {
      *
      * @param position the client's position once it has the event (the resumable event id)
      */
-    void write(LiveEvent event, StreamPosition position, SseClient client);
+    void write(LiveEvent event, StreamPosition position, EventStream client);
 
     /** Writes what ends the stream after the turn's terminal event (nothing by default). */
-    default void close(SseClient client) {
+    default void close(EventStream client) {
     }
 
     /**
      * Writes the last event of a stream closed because its client fell too far behind (an {@code error}
      * event {@code {"error": message}} by default); the client may resume from its last event id.
      */
-    default void fellBehind(SseClient client, String message) {
+    default void fellBehind(EventStream client, String message) {
         client.sendEvent("error", Json.toString(Map.of("error", message)));
     }
 }

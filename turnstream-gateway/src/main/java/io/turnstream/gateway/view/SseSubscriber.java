@@ -1,6 +1,6 @@
 package io.turnstream.gateway.view;
 
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
@@ -11,13 +11,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One SSE client of one turn. The feed thread only queues, into this client's bounded queue; a sender
- * pool writes through the client's {@link LiveEncoder}, one drain per client at a time. Writes block
- * while a client does not read, so the pool grows a thread per blocked client instead of sharing a few:
- * a client that stops reading holds only its own thread (until Jetty's idle timeout ends its connection),
- * never another client's stream. A client that falls {@code maxQueued} events behind gets a final event
- * saying so ({@link LiveEncoder#fellBehind}) and is closed: it reconnects with {@code Last-Event-ID} and
- * resumes. The stream ends after the turn's terminal event.
+ * One SSE client of one turn. The feed thread only queues, into this client's bounded queue; a small
+ * shared sender pool encodes the queue through the client's {@link LiveEncoder}, one drain per client at
+ * a time, and only while the client's {@link EventStream} has taken everything before (its writes never
+ * block). So a client that stops reading holds its queue and one encoded event, never a thread: the other
+ * clients' streams go on. A client that falls {@code maxQueued} events behind gets a final event saying so
+ * ({@link LiveEncoder#fellBehind}) and is closed: it reconnects with {@code Last-Event-ID} and resumes.
+ * The stream ends after the turn's terminal event.
  */
 final class SseSubscriber {
 
@@ -31,10 +31,11 @@ final class SseSubscriber {
     /** The last line a client that fell behind gets. */
     private static final Outgoing FELL_BEHIND = new Outgoing(null, null, false);
 
-    private final SseClient client;
+    private final EventStream stream;
     private final LiveEncoder encoder;
     private final Executor sender;
     private final int maxQueued;
+    private final Runnable onFellBehind;
     private final Queue<Outgoing> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicBoolean draining = new AtomicBoolean();
@@ -42,11 +43,14 @@ final class SseSubscriber {
     /** What this client has been handed so far; guarded by the turn's channel. */
     StreamPosition position = StreamPosition.START;
 
-    SseSubscriber(SseClient client, LiveEncoder encoder, Executor sender, int maxQueued) {
-        this.client = client;
+    /** @param onFellBehind runs when this client is closed for falling behind (a metric) */
+    SseSubscriber(EventStream stream, LiveEncoder encoder, Executor sender, int maxQueued, Runnable onFellBehind) {
+        this.stream = stream;
         this.encoder = encoder;
         this.sender = sender;
         this.maxQueued = maxQueued;
+        this.onFellBehind = onFellBehind;
+        stream.onWritable(this::schedule);
     }
 
     /** Queues the encoder's opening lines, before any event; called under the turn channel's lock. */
@@ -66,6 +70,7 @@ final class SseSubscriber {
             done = true;
             queue.clear();
             queue.add(FELL_BEHIND);
+            onFellBehind.run();
             schedule();
             return;
         }
@@ -82,23 +87,30 @@ final class SseSubscriber {
     }
 
     boolean done() {
-        return done || client.terminated();
+        return done || stream.terminated();
     }
 
     private void schedule() {
-        if (draining.compareAndSet(false, true)) {
+        if (ready() && draining.compareAndSet(false, true)) {
             try {
                 sender.execute(this::drain);
             } catch (RejectedExecutionException shuttingDown) {
                 done = true;
+                draining.set(false);
             }
         }
+    }
+
+    /** Something to encode, and a client that took everything before (the final event goes regardless). */
+    private boolean ready() {
+        Outgoing next = queue.peek();
+        return next != null && (next == FELL_BEHIND || stream.writable() || stream.terminated());
     }
 
     private void drain() {
         while (true) {
             Outgoing next;
-            while ((next = queue.poll()) != null) {
+            while (ready() && (next = queue.poll()) != null) {
                 queued.decrementAndGet();
                 if (next == FELL_BEHIND) {
                     fellBehind();
@@ -110,14 +122,15 @@ final class SseSubscriber {
                 try {
                     write(next);
                 } catch (RuntimeException e) {
-                    // a broken client or encoder ends this stream only; the client may reconnect
-                    LOG.warn("closing an SSE stream that failed to write: {}", e.toString());
+                    // a broken encoder ends this stream only; the client may reconnect
+                    LOG.warn("closing an SSE stream that failed to encode: {}", e.toString());
                     done = true;
-                    client.close();
+                    stream.close();
                 }
             }
             draining.set(false);
-            if (queue.isEmpty() || !draining.compareAndSet(false, true)) {
+            // the stream may have become writable, or an event arrived, after the loop looked
+            if (!ready() || !draining.compareAndSet(false, true)) {
                 return;
             }
         }
@@ -125,29 +138,27 @@ final class SseSubscriber {
 
     private void fellBehind() {
         try {
-            encoder.fellBehind(client, "this stream fell more than " + maxQueued + " events behind and is closed;"
+            encoder.fellBehind(stream, "this stream fell more than " + maxQueued + " events behind and is closed;"
                     + " reconnect with Last-Event-ID to resume");
-        } catch (RuntimeException gone) {
-            // the client is gone: closing it is all that is left
         } finally {
-            client.close();
+            stream.close();
         }
     }
 
     private void write(Outgoing next) {
         if (next.opening()) {
-            encoder.open(client);
+            encoder.open(stream);
             return;
         }
         if (next.event() == null) {
-            client.sendComment("keep-alive");
+            stream.sendComment("keep-alive");
             return;
         }
-        encoder.write(next.event(), next.position(), client);
+        encoder.write(next.event(), next.position(), stream);
         if (next.event().isTerminal()) {
             done = true;
-            encoder.close(client);
-            client.close();
+            encoder.close(stream);
+            stream.close();
         }
     }
 }

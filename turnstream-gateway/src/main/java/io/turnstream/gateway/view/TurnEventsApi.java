@@ -2,8 +2,8 @@ package io.turnstream.gateway.view;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.javalin.http.sse.SseClient;
 import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.http.GatewayServer;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.model.UiPayloadType;
@@ -48,15 +48,14 @@ public final class TurnEventsApi implements GatewayServer.Routes {
      * clients that send {@code Accept: text/event-stream}; curl and fetch() do not, so streams are
      * opened here. Each counts against the caller's tenant's open streams until it closes (429 over the limit).
      */
-    public static SseClient openEventStream(Context ctx) throws java.io.IOException {
+    public static EventStream openEventStream(Context ctx) throws java.io.IOException {
         Runnable closeStream = RequestGuard.openStream(ctx);
-        ctx.status(200).contentType("text/event-stream; charset=utf-8")
-                .header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
-        ctx.res().flushBuffer();
-        SseClient client = new SseClient(ctx);
-        client.onClose(closeStream);
-        client.keepAlive();
-        return client;
+        try {
+            return EventStream.open(ctx, closeStream);
+        } catch (java.io.IOException | RuntimeException notOpened) {
+            closeStream.run();
+            throw notOpened;
+        }
     }
 
     /** {@code Last-Event-ID} (an EventSource's reconnect), else {@code ?lastEventId=}, else the start. */

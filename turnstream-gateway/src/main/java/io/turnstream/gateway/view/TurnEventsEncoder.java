@@ -1,6 +1,6 @@
 package io.turnstream.gateway.view;
 
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.model.Json;
 
 /**
@@ -13,7 +13,7 @@ final class TurnEventsEncoder implements LiveEncoder {
     static final String APPEND_EVENT = "append";
 
     @Override
-    public void write(LiveEvent event, StreamPosition position, SseClient client) {
+    public void write(LiveEvent event, StreamPosition position, EventStream client) {
         if (event instanceof LiveEvent.Upsert upsert) {
             client.sendData(Json.toString(upsert.envelope()), position.eventId());
         } else if (event instanceof LiveEvent.Append append) {

@@ -1,6 +1,6 @@
 package io.turnstream.gateway.view;
 
-import io.javalin.http.sse.SseClient;
+import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ItemAppend;
@@ -50,11 +50,13 @@ public final class TurnViews implements AutoCloseable {
     private final Map<String, List<CompletableFuture<TurnSnapshot>>> endWaiters = new ConcurrentHashMap<>();
     private final AtomicInteger senderThreads = new AtomicInteger();
     private final ExecutorService sender;
+    private final Runnable streamFellBehind;
     private final ScheduledExecutorService heartbeats;
     private TopicReader feed;
 
-    private TurnViews(Settings settings, WireFormat format) {
+    private TurnViews(Settings settings, WireFormat format, Runnable streamFellBehind) {
         this.config = TurnViewConfig.from(settings);
+        this.streamFellBehind = streamFellBehind;
         Topics topics = settings.topics();
         this.upsertsTopic = topics.upserts();
         this.appendsTopic = topics.itemAppends();
@@ -66,8 +68,9 @@ public final class TurnViews implements AutoCloseable {
                 return size() > config.maxBufferedTurns() && eldest.getValue().idle();
             }
         };
-        // a thread per client blocked on a write, not a few shared ones (see SseSubscriber); idle ones end
-        this.sender = Executors.newCachedThreadPool(daemon("turnstream-sse-sender-"));
+        // a few shared threads: they only encode, and no write blocks them (see SseSubscriber)
+        this.sender = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
                 threads::record);
@@ -78,9 +81,10 @@ public final class TurnViews implements AutoCloseable {
      * {@code llm.item-state} from its beginning.
      *
      * @param format the topics' wire format (as the topology writes them)
+     * @param streamFellBehind runs whenever an SSE client is closed for falling too far behind (a metric)
      */
-    public static TurnViews start(Settings settings, WireFormat format) {
-        TurnViews views = new TurnViews(settings, format);
+    public static TurnViews start(Settings settings, WireFormat format, Runnable streamFellBehind) {
+        TurnViews views = new TurnViews(settings, format, streamFellBehind);
         try {
             views.feed = new TopicReader("turnstream-gateway-live", settings.kafkaProperties(),
                     List.of(views.upsertsTopic, views.appendsTopic), TopicReader.Start.END, views::publish);
@@ -178,13 +182,14 @@ public final class TurnViews implements AutoCloseable {
      *
      * @param encoder what the client makes of each event
      */
-    public void subscribe(String turnId, StreamPosition from, SseClient client, LiveEncoder encoder) {
-        SseSubscriber subscriber = new SseSubscriber(client, encoder, sender, config.maxQueuedPerClient());
+    public void subscribe(String turnId, StreamPosition from, EventStream client, LiveEncoder encoder) {
+        SseSubscriber subscriber = new SseSubscriber(client, encoder, sender, config.maxQueuedPerClient(),
+                streamFellBehind);
         channel(turnId).subscribe(subscriber, from, state.entries(turnId));
     }
 
     /** The turn events API's stream: upserts and appends as they are, each with its {@link StreamPosition}. */
-    void subscribe(String turnId, StreamPosition from, SseClient client) {
+    void subscribe(String turnId, StreamPosition from, EventStream client) {
         subscribe(turnId, from, client, new TurnEventsEncoder());
     }
 
