@@ -41,6 +41,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -58,7 +59,7 @@ public final class Gateway implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
     /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
-    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+    private static final Duration STARTUP_READ_WAIT = Duration.ofSeconds(10);
     /** Idempotency keys one gateway remembers (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
 
@@ -232,21 +233,20 @@ public final class Gateway implements AutoCloseable {
 
     /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
     private void awaitPublishedTools() {
-        try {
-            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException e) {
-            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        awaitStartupRead(tools.loaded(), "the published tool definitions are not read yet; turns are offered what has arrived");
     }
 
     /** Counts the day's turns and usage before serving: a restarted gateway would otherwise allow a spent tenant. */
     private static void awaitUsage(UsageFeed usageFeed) {
+        awaitStartupRead(usageFeed.caughtUp(), "the day's turns and usage are not all read yet; tenant limits count what has arrived");
+    }
+
+    /** Waits up to {@link #STARTUP_READ_WAIT} for a reader to catch up; past it, or when it failed, says so and goes on. */
+    private static void awaitStartupRead(Future<?> read, String notYet) {
         try {
-            usageFeed.caughtUp().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            read.get(STARTUP_READ_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
-            LOG.warn("the day's turns and usage are not all read yet; tenant limits count what has arrived");
+            LOG.warn(notYet);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
