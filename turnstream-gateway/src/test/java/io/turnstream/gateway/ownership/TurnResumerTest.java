@@ -46,7 +46,7 @@ class TurnResumerTest {
     void aTurnWaitingForToolsGetsTheResultsThatArrivedMeanwhile() {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, new StepOutcome(ResponseStatus.COMPLETE,
-                "tool_calls", null, List.of(CALL), Json.MAPPER.createArrayNode(), null, false, false, null, 2), false)));
+                "tool_calls", null, List.of(CALL), Json.MAPPER.createArrayNode(), null, false, false, null, 2), false, null)));
         ToolResult result = new ToolResult("call-1", "turn-1", "read_file", true, TextNode.valueOf("text"), null, 1, 2);
         log.add(TOPICS.toolResults(), "turn-1", Json.toBytes(result));
 
@@ -73,7 +73,7 @@ class TurnResumerTest {
     void aTurnThatEndedReadsNoResultsAndIsNotResumed() {
         started();
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, new StepOutcome(ResponseStatus.COMPLETE,
-                "tool_calls", null, List.of(CALL), Json.MAPPER.createArrayNode(), null, false, false, null, 2), false)));
+                "tool_calls", null, List.of(CALL), Json.MAPPER.createArrayNode(), null, false, false, null, 2), false, null)));
         event(new StreamPayload.ResponseDone("run-1", ResponseStatus.ABORTED, null, null));
 
         TurnProgress progress = resume();
