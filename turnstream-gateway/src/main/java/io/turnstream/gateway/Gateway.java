@@ -22,6 +22,8 @@ import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.gateway.thread.ThreadHistory;
 import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
@@ -86,6 +88,7 @@ public final class Gateway implements AutoCloseable {
         this.config = GatewayConfig.from(settings);
         Clock clock = settings.clock();
         config.security().requireSafeToListenOn(config.host());
+        BusyThreadPolicy busyPolicy = BusyThreadPolicy.from(settings);
         this.ownsMetrics = shared == null;
         this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
         metrics.bindTo(serviceMetrics.registry());
@@ -110,7 +113,7 @@ public final class Gateway implements AutoCloseable {
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
                     TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
-                    startedViews, metrics, clock);
+                    startedViews, metrics, clock, busyPolicy);
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
@@ -150,7 +153,10 @@ public final class Gateway implements AutoCloseable {
         this.views = startedViews;
         this.tools = startedTools;
         awaitPublishedTools();
-        this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission);
+        ThreadHistory history = new ThreadHistory(views, resumer, wire,
+                request -> providers.resolve(request.provider(), request.model()).name());
+        this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission,
+                history, busyPolicy);
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);

@@ -13,18 +13,24 @@ import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.gateway.thread.ThreadHistory;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,7 +44,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the turns of the partitions this gateway owns, each on its own thread: from the start, or,
- * resumed, from what Kafka holds of it.
+ * resumed, from what Kafka holds of it. The turns of one thread run one after another, in the order they
+ * were requested; a request that finds its thread busy follows the {@link BusyThreadPolicy}. A request that
+ * continues its thread gets the thread's conversation ({@link ThreadHistory}) when it starts.
  */
 final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
@@ -60,10 +68,18 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final ProviderClient client;
     private final GatewayMetrics metrics;
     private final TurnAdmission admission;
+    private final ThreadHistory history;
+    private final BusyThreadPolicy busyPolicy;
+    /** The latest turn requested on each thread of the owned partitions (by tenant's thread key), until it ends. */
+    private final Map<String, ThreadTail> tails = new ConcurrentHashMap<>();
+
+    /** A thread's latest turn here: the next turn of the thread waits for {@code ended}. */
+    private record ThreadTail(String turnId, TurnRegistry.ActiveTurn active, CompletableFuture<Void> ended) {
+    }
 
     TurnRunner(GatewayConfig config, Providers providers, ToolCatalog tools, TurnRegistry registry,
                ApprovalDecisions approvals, TurnResumer resumer, ProviderClient client, GatewayMetrics metrics,
-               TurnAdmission admission) {
+               TurnAdmission admission, ThreadHistory history, BusyThreadPolicy busyPolicy) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -73,6 +89,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.client = client;
         this.metrics = metrics;
         this.admission = admission;
+        this.history = history;
+        this.busyPolicy = busyPolicy;
     }
 
     /** Called on the ownership thread; the turn runs on its own. */
@@ -82,15 +100,30 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
                 record.runId(), TurnPhase.RUNNING));
         partition.started(offset, active);
+        String thread = ScopedIds.threadKey(record.tenantId(), record.threadId());
+        ThreadTail mine = new ThreadTail(record.turnId(), active, new CompletableFuture<>());
+        ThreadTail before = tails.put(thread, mine);
+        ThreadTail running = before != null && !before.ended().isDone() ? before : null;
         try {
             turns.execute(() -> {
                 try {
-                    runHere(record, trace, steps, resume, partition, active);
+                    if (running == null || awaitTurnBefore(running, record, resume, active)) {
+                        // a turn cancelled while it waited ends at once: it needs no conversation
+                        runHere(record, trace, steps, resume, partition, active, offset, active.cancel.isCancelled()
+                                ? Optional.empty() : Optional.ofNullable(before).map(ThreadTail::turnId));
+                    } else if (!active.handover.isDone()) {
+                        endUnrunnable(record, trace, steps, resume, partition, active, ErrorInfo.of(
+                                ErrorCodes.THREAD_BUSY, "thread " + record.threadId() + " was running turn "
+                                        + running.turnId() + " (" + BusyThreadPolicy.KEY + " is reject)"));
+                    } else {
+                        registry.release(record.turnId());
+                    }
                 } catch (RuntimeException e) {
                     LOG.error("cannot resume turn {}; leaving it to the partition's next owner", record.turnId(), e);
                     active.handover.complete(null);
                     registry.release(record.turnId());
                 } finally {
+                    endTail(thread, mine, before);
                     partition.stopped(offset, record.turnId(), active.handover.isDone());
                     if (!active.handover.isDone()) {
                         admission.ended(record.turnId());
@@ -98,19 +131,52 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException shuttingDown) {
+            endTail(thread, mine, before);
             active.handover.complete(null);
             registry.release(record.turnId());
             partition.stopped(offset, record.turnId(), true);
         }
     }
 
+    /**
+     * The turn stopped; the thread's next turn may start once the turn before it has ended too (a turn cancelled
+     * while it waited stops before the turn it waited for).
+     */
+    private void endTail(String thread, ThreadTail mine, ThreadTail before) {
+        CompletableFuture<Void> earlier = before == null ? CompletableFuture.completedFuture(null) : before.ended();
+        earlier.whenComplete((done, error) -> {
+            tails.remove(thread, mine);
+            mine.ended().complete(null);
+        });
+    }
+
+    /**
+     * A turn whose thread is busy here: under {@code reject} a new request is refused (false); otherwise it waits
+     * for the running turn to end (under {@code interrupt}, cancelled first), for its own cancel, or for its own
+     * handover (false). A resumed turn was accepted before: it always waits.
+     */
+    private boolean awaitTurnBefore(ThreadTail running, TurnRequestRecord record, boolean resume,
+                                    TurnRegistry.ActiveTurn active) {
+        if (!resume && busyPolicy == BusyThreadPolicy.REJECT) {
+            return false;
+        }
+        if (!resume && busyPolicy == BusyThreadPolicy.INTERRUPT) {
+            running.active().cancel.cancel(BusyThreadPolicy.INTERRUPTED);
+        }
+        LOG.info("turn {} waits for turn {} of its thread to end", record.turnId(), running.turnId());
+        CompletableFuture.anyOf(running.ended(), active.handover, active.cancel.future()).join();
+        return !active.handover.isDone();
+    }
+
     private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                         OwnedPartition partition, TurnRegistry.ActiveTurn active) {
+                         OwnedPartition partition, TurnRegistry.ActiveTurn active, long offset,
+                         Optional<String> turnBefore) {
         AgentLoop.Turn turn;
         try {
-            turn = turnOf(record, trace);
+            turn = turnOf(record, trace, offset, turnBefore);
         } catch (RuntimeException cannotRun) {
-            endUnrunnable(record, trace, steps, resume, partition, active, cannotRun);
+            endUnrunnable(record, trace, steps, resume, partition, active,
+                    ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cannotRun.getMessage()));
             return;
         }
         TurnProgress progress = resume
@@ -129,8 +195,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     /** The request as accepted (validated then; trusted now), with this gateway's defaults and provider. */
-    private AgentLoop.Turn turnOf(TurnRequestRecord record, TraceContext trace) {
-        TurnRequest request = TurnRequest.read(record.request());
+    private AgentLoop.Turn turnOf(TurnRequestRecord record, TraceContext trace, long offset, Optional<String> turnBefore) {
+        TurnRequest request = history.rebuild(record, TurnRequest.read(record.request()), offset, turnBefore);
         ResolvedProvider provider = providers.resolve(request.provider(), request.model());
         return new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
@@ -140,14 +206,14 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     /**
-     * A turn that cannot run on this gateway (its provider is not configured here, or its request cannot be
-     * read) ends at once with {@code response_error} ({@code turn_error} on {@code llm.upserts}): every
-     * reader sees it end, and the gateway that accepted it releases its permit.
+     * A turn that cannot run on this gateway (its provider is not configured here, its request cannot be
+     * read, its thread is busy) ends at once with {@code response_error} ({@code turn_error} on
+     * {@code llm.upserts}): every reader sees it end, and the gateway that accepted it releases its permit.
      */
     private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
                                boolean resume, OwnedPartition partition, TurnRegistry.ActiveTurn active,
-                               RuntimeException cause) {
-        LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), cause.getMessage());
+                               ErrorInfo why) {
+        LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), why.message());
         String model = record.request() == null ? null : record.request().path("model").asText(null);
         TurnProgress progress = resume ? resumer.progress(record, steps, model, active) : TurnProgress.fresh(model);
         if (progress.endedStatus() == null) {
@@ -158,8 +224,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                         record.turnId(), record.threadId(), null, model, provider, publisher.clock().millis(),
                         record.tenantId()));
             }
-            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(),
-                    ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cause.getMessage()))));
+            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(), why)));
             metrics.increment(GatewayMetrics.Counter.TURNS_FAILED);
         }
         registry.finish(record.turnId(), progress.endedStatus() != null
