@@ -2,6 +2,7 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.api.ApprovalsApi;
 import io.turnstream.gateway.api.TurnsApi;
+import io.turnstream.gateway.api.IdempotencyIndex;
 import io.turnstream.gateway.api.IdempotencyKeys;
 import io.turnstream.gateway.api.TurnStarts;
 import io.turnstream.gateway.chat.ChatApi;
@@ -59,7 +60,7 @@ public final class Gateway implements AutoCloseable {
 
     /** How long a starting gateway waits to read the published tool definitions. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
-    /** Idempotency keys one gateway remembers (24 h each): at a few hundred bytes each, tens of MB at most. */
+    /** Idempotency keys one gateway knows (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
 
     private final GatewayConfig config;
@@ -72,6 +73,7 @@ public final class Gateway implements AutoCloseable {
     private final TurnInbox inbox;
     private final ToolCatalog tools;
     private final TurnViews views;
+    private final IdempotencyIndex idempotency;
     private final TurnOwnership ownership;
     private final TurnAdmission admission;
     private final TurnCommands commands;
@@ -104,6 +106,7 @@ public final class Gateway implements AutoCloseable {
         TurnViews startedViews = null;
         GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
+        IdempotencyIndex startedIdempotency = null;
         try {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedInbox = new TurnInbox(settings.kafkaProperties(), topics, wire, registry, approvals, metrics);
@@ -117,7 +120,11 @@ public final class Gateway implements AutoCloseable {
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
-            TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(clock, IDEMPOTENCY_KEYS));
+            startedIdempotency = IdempotencyIndex.start(settings.kafkaProperties(), topics.turnRequests(), wire, clock,
+                    IDEMPOTENCY_KEYS);
+            TurnViews viewsOfKafka = startedViews;
+            TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(startedIdempotency,
+                    turnId -> viewsOfKafka.snapshot(turnId, null).map(snapshot -> snapshot.threadId()), clock));
             routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
@@ -139,6 +146,9 @@ public final class Gateway implements AutoCloseable {
             if (startedViews != null) {
                 startedViews.close();
             }
+            if (startedIdempotency != null) {
+                startedIdempotency.close();
+            }
             if (startedInbox != null) {
                 startedInbox.close();
             }
@@ -152,11 +162,12 @@ public final class Gateway implements AutoCloseable {
         this.inbox = startedInbox;
         this.views = startedViews;
         this.tools = startedTools;
+        this.idempotency = startedIdempotency;
         awaitPublishedTools();
         ThreadHistory history = new ThreadHistory(views, resumer, wire,
                 request -> providers.resolve(request.provider(), request.model()).name());
         this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission,
-                history, busyPolicy);
+                history, busyPolicy, turnId -> views.snapshot(turnId, null).isPresent());
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -169,7 +180,8 @@ public final class Gateway implements AutoCloseable {
         Map<String, Object> kafka = new LinkedHashMap<>();
         kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
-        kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
+        kafka.put("views", views != null && views.healthy() && idempotency != null && idempotency.healthy()
+                ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
         kafka.put("turn-ownership", partitions != null && partitions.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
@@ -278,6 +290,7 @@ public final class Gateway implements AutoCloseable {
         inbox.close();
         tools.close();
         views.close();
+        idempotency.close();
         resumer.close();
         producer.close();
         providers.close();

@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.api.IdempotentStart;
 import io.turnstream.gateway.api.TurnStarter;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
@@ -77,11 +78,11 @@ public final class TurnAdmission implements TurnStarter {
 
     /** Starts a turn of no tenant (the gateway without keys) in a fresh trace. */
     public TurnStatus startTurn(TurnRequest request) {
-        return startTurn(request, null, TraceContext.fresh());
+        return startTurn(request, null, TraceContext.fresh(), null);
     }
 
     @Override
-    public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
+    public TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace, IdempotentStart idempotent) {
         if (request.threadId() != null) {
             // every API that names a thread (a body, a chat id, a header) ends here
             JsonBody.requireId("the thread id", request.threadId());
@@ -104,12 +105,15 @@ public final class TurnAdmission implements TurnStarter {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw overLimit;
         }
-        String turnId = "turn-" + UUID.randomUUID();
-        String runId = "run-" + UUID.randomUUID();
-        String threadId = request.threadId() != null ? request.threadId() : "thread-" + UUID.randomUUID();
+        String turnId = idempotent != null ? idempotent.turnId() : "turn-" + UUID.randomUUID();
+        String runId = idempotent != null ? idempotent.runId() : "run-" + UUID.randomUUID();
+        String threadId = request.threadId() != null ? request.threadId()
+                : idempotent != null ? idempotent.threadId() : "thread-" + UUID.randomUUID();
+        Map<String, String> headers = idempotent == null ? Map.of() : Map.of(
+                IdempotentStart.KEY_HEADER, idempotent.key(), IdempotentStart.FINGERPRINT_HEADER, idempotent.fingerprint());
         try {
             producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, clock.millis(),
-                    request.toJson()), trace).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                    request.toJson()), trace, headers).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             permit.release();

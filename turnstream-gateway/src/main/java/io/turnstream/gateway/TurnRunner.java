@@ -38,6 +38,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +71,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final TurnAdmission admission;
     private final ThreadHistory history;
     private final BusyThreadPolicy busyPolicy;
+    /** Whether Kafka shows a turn already (its lifecycle events). */
+    private final Predicate<String> inKafka;
     /** The latest turn requested on each thread of the owned partitions (by tenant's thread key), until it ends. */
     private final Map<String, ThreadTail> tails = new ConcurrentHashMap<>();
 
@@ -79,7 +82,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
     TurnRunner(GatewayConfig config, Providers providers, ToolCatalog tools, TurnRegistry registry,
                ApprovalDecisions approvals, TurnResumer resumer, ProviderClient client, GatewayMetrics metrics,
-               TurnAdmission admission, ThreadHistory history, BusyThreadPolicy busyPolicy) {
+               TurnAdmission admission, ThreadHistory history, BusyThreadPolicy busyPolicy, Predicate<String> inKafka) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -91,12 +94,22 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.admission = admission;
         this.history = history;
         this.busyPolicy = busyPolicy;
+        this.inKafka = inKafka;
     }
 
-    /** Called on the ownership thread; the turn runs on its own. */
+    /**
+     * Called on the ownership thread; the turn runs on its own. A second request for a turn (two gateways took the
+     * same {@code Idempotency-Key}, which names the turn) is skipped: the turn runs here or ran already. (A takeover
+     * resumes each turn once: {@link io.turnstream.gateway.ownership.OwnedPartitions} reads its first request.)
+     */
     @Override
     public void run(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                     OwnedPartition partition, long offset) {
+        if (!resume && (registry.status(record.turnId()).isPresent() || inKafka.test(record.turnId()))) {
+            LOG.info("turn {} was requested again (the same Idempotency-Key); it runs once", record.turnId());
+            partition.alreadyFinished(offset);
+            return;
+        }
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
                 record.runId(), TurnPhase.RUNNING));
         partition.started(offset, active);
