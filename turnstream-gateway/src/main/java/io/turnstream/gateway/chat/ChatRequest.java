@@ -85,9 +85,13 @@ final class ChatRequest {
                         history.add(new Conversation.UserText(content));
                     }
                 }
-                // an assistant message with only tool parts has no text to send back
+                // the gateway's own answer (its id is the turn id): the turn's steps come from Kafka, tool calls,
+                // results and reasoning included; another assistant message says its text, if it has any
                 case "assistant" -> {
-                    if (!content.isBlank()) {
+                    String id = JsonBody.optionalText(message, "id");
+                    if (id != null && id.startsWith("turn-")) {
+                        history.add(new Conversation.EarlierTurn(id, content));
+                    } else if (!content.isBlank()) {
                         history.add(new Conversation.AssistantText(content));
                     }
                 }

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
 
 /**
  * Rebuilds a thread's conversation for a request that sends only what is new ({@link TurnRequest#fromThread()}),
- * from what Kafka holds of the thread's earlier turns. Each earlier turn gives its request (its own history when the
+ * or that names earlier turns of the thread in the conversation it sends ({@link Conversation.EarlierTurn}), from
+ * what Kafka holds of the thread's earlier turns. Each earlier turn gives its request (its own history when the
  * client sent the whole conversation, else what it added), its prompt, and each completed model step: the
  * assistant's step exactly as the provider sent it (thinking signatures, encrypted reasoning) when the step's
  * checkpoint is kept and the new turn uses the same provider, else the step's text and tool calls from
@@ -40,41 +41,52 @@ public final class ThreadConversation {
      * @param checkpoints the checkpoints of its completed steps by step number (from {@code llm.turn-requests})
      * @param items the current state of its items, in stream order (from {@code llm.item-state})
      */
-    public record PastTurn(String runId, TurnRequest request, String provider, Map<Integer, JsonNode> checkpoints,
-                           List<UIUpsert> items) {
+    public record PastTurn(String turnId, String runId, TurnRequest request, String provider,
+                           Map<Integer, JsonNode> checkpoints, List<UIUpsert> items) {
         public PastTurn {
             checkpoints = Map.copyOf(checkpoints);
             items = List.copyOf(items);
         }
     }
 
+    private final Map<String, PastTurn> past = new LinkedHashMap<>();
+    private final String provider;
     private final List<Conversation.Entry> entries = new ArrayList<>();
     /** The last step's calls (by call id) and the results found for them, not yet in {@link #entries}. */
     private final Map<String, Conversation.ToolCall> unanswered = new LinkedHashMap<>();
     private final Map<String, Conversation.ToolOutput> answers = new LinkedHashMap<>();
 
-    private ThreadConversation() {
+    private ThreadConversation(List<PastTurn> past, String provider) {
+        past.forEach(turn -> this.past.put(turn.turnId(), turn));
+        this.provider = provider;
     }
 
     /**
-     * The request {@code next} with the thread's conversation before it as its history; {@code next} itself when
-     * it does not continue its thread.
+     * The request {@code next} with the thread's conversation before it as its history, and the earlier turns it
+     * names replaced by their steps; {@code next} itself when it does neither.
      *
      * @param past the thread's earlier turns, in the order they were requested
      * @param provider the provider {@code next} runs with
      */
     public static TurnRequest rebuild(List<PastTurn> past, String provider, TurnRequest next) {
-        if (!next.fromThread()) {
+        if (!next.fromThread() && !namesEarlierTurns(next.history())) {
             return next;
         }
-        ThreadConversation conversation = new ThreadConversation();
-        past.forEach(turn -> conversation.addTurn(turn, provider));
+        ThreadConversation conversation = new ThreadConversation(past, provider);
+        if (next.fromThread()) {
+            past.forEach(conversation::addTurn);
+        }
         conversation.addAll(next.history());
         conversation.answerTheRest();
         return next.withHistory(conversation.entries);
     }
 
-    private void addTurn(PastTurn turn, String provider) {
+    /** Whether a conversation names earlier turns of the thread, whose steps come from Kafka. */
+    public static boolean namesEarlierTurns(List<Conversation.Entry> said) {
+        return said.stream().anyMatch(Conversation.EarlierTurn.class::isInstance);
+    }
+
+    private void addTurn(PastTurn turn) {
         TurnRequest request = turn.request();
         if (!request.fromThread()) {
             // the client sent the whole conversation before this turn: it replaces what was rebuilt
@@ -86,6 +98,11 @@ public final class ThreadConversation {
         if (request.prompt() != null) {
             add(new Conversation.UserText(request.prompt()));
         }
+        addSteps(turn);
+    }
+
+    /** The turn's completed model steps, each with its tool results. */
+    private void addSteps(PastTurn turn) {
         Map<Integer, List<UIUpsert>> itemsByStep = itemsByStep(turn);
         List<Conversation.ToolOutput> outputs = outputsOf(turn.items());
         TreeSet<Integer> steps = new TreeSet<>(turn.checkpoints().isEmpty() ? itemsByStep.keySet()
@@ -120,8 +137,20 @@ public final class ThreadConversation {
         said.forEach(this::add);
     }
 
-    /** Adds an entry; results join the open calls' results, anything else first closes them. */
+    /**
+     * Adds an entry; results join the open calls' results, anything else first closes them. An earlier turn becomes
+     * its steps, or its text when Kafka no longer holds it.
+     */
     private void add(Conversation.Entry entry) {
+        if (entry instanceof Conversation.EarlierTurn earlier) {
+            PastTurn turn = past.get(earlier.turnId());
+            if (turn != null) {
+                addSteps(turn);
+            } else if (!earlier.text().isBlank()) {
+                add(new Conversation.AssistantText(earlier.text()));
+            }
+            return;
+        }
         if (entry instanceof Conversation.ToolOutputs outputs && !unanswered.isEmpty()) {
             outputs.outputs().forEach(output -> answers.put(output.callId(), output));
             return;

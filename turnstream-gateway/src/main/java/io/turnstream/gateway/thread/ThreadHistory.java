@@ -52,13 +52,14 @@ public final class ThreadHistory {
     }
 
     /**
-     * The request with its thread's conversation before it, when it continues its thread; else as it is.
+     * The request with its thread's conversation before it, when it continues its thread, and the earlier turns it
+     * names replaced by their steps; else as it is.
      *
      * @param offset the request's offset on {@code llm.turn-requests}: the turns requested before it are its past
      * @param before the thread's turn that ran here just before it, if any: its items are waited for
      */
     public TurnRequest rebuild(TurnRequestRecord record, TurnRequest request, long offset, Optional<String> before) {
-        if (!request.fromThread()) {
+        if (!request.fromThread() && !ThreadConversation.namesEarlierTurns(request.history())) {
             return request;
         }
         before.ifPresent(this::awaitItems);
@@ -92,7 +93,7 @@ public final class ThreadHistory {
                         earlier.turnId());
                 continue;
             }
-            past.add(new ThreadConversation.PastTurn(earlier.runId(), said, providerOrNull(said),
+            past.add(new ThreadConversation.PastTurn(earlier.turnId(), earlier.runId(), said, providerOrNull(said),
                     checkpoints.getOrDefault(earlier.turnId(), Map.of()),
                     views.snapshot(earlier.turnId(), null).map(TurnSnapshot::items).orElse(List.of())));
         }

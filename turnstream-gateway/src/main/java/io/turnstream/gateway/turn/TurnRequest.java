@@ -124,13 +124,15 @@ public record TurnRequest(String provider, String model, String threadId, String
     /**
      * One history entry as a message on {@code llm.turn-requests}: {@code {role, content}} for text,
      * {@code {role: "assistant", content?, toolCalls}} and {@code {role: "tool", outputs}} for client-side
-     * tool calls and their results.
+     * tool calls and their results, {@code {role: "assistant", content, turnId}} for an earlier turn of the thread.
      */
     private static void writeEntry(Conversation.Entry entry, ObjectNode message) {
         if (entry instanceof Conversation.UserText user) {
             message.put("role", "user").put("content", user.text());
         } else if (entry instanceof Conversation.AssistantText assistant) {
             message.put("role", "assistant").put("content", assistant.text());
+        } else if (entry instanceof Conversation.EarlierTurn earlier) {
+            message.put("role", "assistant").put("content", earlier.text()).put("turnId", earlier.turnId());
         } else if (entry instanceof Conversation.AssistantToolCalls calls) {
             message.put("role", "assistant");
             putIfSet(message, "content", calls.text());
@@ -163,6 +165,9 @@ public record TurnRequest(String provider, String model, String threadId, String
             return new Conversation.AssistantToolCalls(text(message, "content"), calls);
         }
         String content = message.path("content").asText();
+        if ("assistant".equals(role) && message.hasNonNull("turnId")) {
+            return new Conversation.EarlierTurn(message.get("turnId").asText(), content);
+        }
         return "assistant".equals(role) ? new Conversation.AssistantText(content) : new Conversation.UserText(content);
     }
 

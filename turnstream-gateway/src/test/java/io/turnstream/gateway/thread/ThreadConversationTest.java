@@ -27,7 +27,7 @@ class ThreadConversationTest {
 
     /** Turn 1: a prompt, a step that thinks and lists the workspace, its result, a step that answers. */
     private static ThreadConversation.PastTurn firstTurn() {
-        return new ThreadConversation.PastTurn("run-1", TurnRequest.prompt("anthropic", "claude", "What is here?"),
+        return new ThreadConversation.PastTurn("turn-1", "run-1", TurnRequest.prompt("anthropic", "claude", "What is here?"),
                 "anthropic", Map.of(
                         1, checkpoint(STEP_1, "[{\"itemId\": \"run-1-s1-1\", \"callId\": \"call_1\", \"name\": "
                                 + "\"list_files\", \"arguments\": \"{\\\"path\\\": \\\".\\\"}\"}]"),
@@ -75,7 +75,7 @@ class ThreadConversationTest {
     @Test
     void withoutCheckpointsTheItemsAloneGiveTheSteps() {
         ThreadConversation.PastTurn first = firstTurn();
-        ThreadConversation.PastTurn itemsOnly = new ThreadConversation.PastTurn(first.runId(), first.request(),
+        ThreadConversation.PastTurn itemsOnly = new ThreadConversation.PastTurn(first.turnId(), first.runId(), first.request(),
                 first.provider(), Map.of(), first.items());
 
         assertThat(ThreadConversation.rebuild(List.of(itemsOnly), "anthropic", onlyTheNewMessage("More?")).history())
@@ -92,7 +92,7 @@ class ThreadConversationTest {
     @Test
     void aClientSideCallGetsTheNextRequestsResultOrIsMarkedUnanswered() {
         JsonNode weather = Json.MAPPER.createObjectNode().put("city", "Oslo");
-        ThreadConversation.PastTurn asked = new ThreadConversation.PastTurn("run-2",
+        ThreadConversation.PastTurn asked = new ThreadConversation.PastTurn("turn-2", "run-2",
                 TurnRequest.prompt("openai", "gpt-5", "Weather in Oslo?"), "openai", Map.of(),
                 List.of(item("run-2-user-prompt", UiItemType.MESSAGE, "Weather in Oslo?", Origins.USER, null),
                         item("run-2-s1-0", UiItemType.MESSAGE, "Checking.", Origins.AGENT, null),
@@ -121,7 +121,7 @@ class ThreadConversationTest {
         TurnRequest whole = new TurnRequest("anthropic", "claude", "thread-1", null,
                 List.of(new Conversation.UserText("Start over."), new Conversation.AssistantText("Sure.")), "Hello",
                 null, null, null);
-        ThreadConversation.PastTurn restarted = new ThreadConversation.PastTurn("run-3", whole, "anthropic", Map.of(),
+        ThreadConversation.PastTurn restarted = new ThreadConversation.PastTurn("turn-3", "run-3", whole, "anthropic", Map.of(),
                 List.of(item("run-3-s1-0", UiItemType.MESSAGE, "Hi there.", Origins.AGENT, null)));
 
         assertThat(ThreadConversation.rebuild(List.of(firstTurn(), restarted), "anthropic", onlyTheNewMessage("Bye"))
@@ -131,6 +131,28 @@ class ThreadConversationTest {
         TurnRequest notContinuing = TurnRequest.prompt("anthropic", "claude", "Fresh");
         assertThat(ThreadConversation.rebuild(List.of(firstTurn()), "anthropic", notContinuing))
                 .isSameAs(notContinuing);
+    }
+
+    /**
+     * useChat sends the whole history: its assistant messages name the gateway's turns (their id), whose steps come
+     * back whole; one Kafka no longer holds says its text.
+     */
+    @Test
+    void aWholeHistoryNamingTheGatewaysAnswersGetsTheirStepsBack() {
+        TurnRequest whole = new TurnRequest("anthropic", "claude", "thread-1", null, List.of(
+                new Conversation.UserText("What is here?"), new Conversation.EarlierTurn("turn-1", "Two entries."),
+                new Conversation.UserText("Thanks."), new Conversation.EarlierTurn("turn-gone", "You are welcome.")),
+                "Bye", null, null, null);
+
+        assertThat(TurnRequest.read(whole.toJson())).as("as it travels on llm.turn-requests").isEqualTo(whole);
+        assertThat(ThreadConversation.rebuild(List.of(firstTurn()), "anthropic", whole).history()).containsExactly(
+                new Conversation.UserText("What is here?"),
+                new Conversation.AssistantNative(STEP_1),
+                new Conversation.ToolOutputs(List.of(
+                        new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true))),
+                new Conversation.AssistantNative(STEP_2),
+                new Conversation.UserText("Thanks."),
+                new Conversation.AssistantText("You are welcome."));
     }
 
     private static JsonNode checkpoint(JsonNode assistant, String toolCalls) {

@@ -136,7 +136,7 @@ class ThreadTurnsTest {
 
             JsonNode messages = received.get("What does it hold?").get("messages");
             assertThat(roles(messages)).containsExactly("user", "assistant", "user", "assistant", "user");
-            assertThat(messages.get(0).get("content").asText()).isEqualTo("look: what is in the workspace?");
+            assertThat(text(messages.get(0))).isEqualTo("look: what is in the workspace?");
             JsonNode step = messages.get(1).get("content");
             assertThat(step.get(0).get("type").asText()).isEqualTo("thinking");
             assertThat(step.get(0).get("thinking").asText()).isEqualTo("Let me look.");
@@ -149,7 +149,27 @@ class ThreadTurnsTest {
             assertThat(result.get("tool_use_id").asText()).isEqualTo(step.get(1).get("id").asText());
             assertThat(result.get("content").toString()).contains("README.md");
             assertThat(messages.get(3).toString()).contains(LOOKED);
-            assertThat(messages.get(4).get("content").asText()).isEqualTo("What does it hold?");
+            assertThat(text(messages.get(4))).isEqualTo("What does it hold?");
+        }
+    }
+
+    /** useChat's default: the whole history; the assistant message it sends back is the gateway's turn, whole. */
+    @Test
+    void useChatsWholeHistoryGetsTheGatewaysAnswerBackWithItsToolCall() throws Exception {
+        try (Gateway gateway = gateway("reject")) {
+            String chat = "chat-" + UUID.randomUUID();
+            var first = Json.MAPPER.createArrayNode().add(uiMessage("u-1", "user", "look: what is in the workspace?"));
+            String answered = chat(gateway, chat, first);
+
+            var whole = first.deepCopy().add(uiMessage(answered, "assistant", LOOKED))
+                    .add(uiMessage("u-2", "user", "What does the chat hold?"));
+            chat(gateway, chat, whole);
+
+            JsonNode messages = received.get("What does the chat hold?").get("messages");
+            assertThat(roles(messages)).containsExactly("user", "assistant", "user", "assistant", "user");
+            assertThat(messages.get(1).get("content").get(1).get("type").asText()).isEqualTo("tool_use");
+            assertThat(messages.get(2).get("content").get(0).get("type").asText()).isEqualTo("tool_result");
+            assertThat(messages.get(3).toString()).contains(LOOKED);
         }
     }
 
@@ -199,8 +219,8 @@ class ThreadTurnsTest {
             TurnSnapshot interrupted = ended(gateway, running);
             assertThat(interrupted.status()).isEqualTo(TurnPhase.ABORTED);
             JsonNode messages = received.get("Stop, and say hi").get("messages");
-            assertThat(messages.get(0).get("content").asText()).isEqualTo("endless: talk");
-            assertThat(messages.get(messages.size() - 1).get("content").asText()).isEqualTo("Stop, and say hi");
+            assertThat(text(messages.get(0))).isEqualTo("endless: talk");
+            assertThat(text(messages.get(messages.size() - 1))).isEqualTo("Stop, and say hi");
         }
     }
 
@@ -260,6 +280,27 @@ class ThreadTurnsTest {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    private static JsonNode uiMessage(String id, String role, String text) {
+        var message = Json.MAPPER.createObjectNode().put("id", id).put("role", role);
+        message.putArray("parts").addObject().put("type", "text").put("text", text);
+        return message;
+    }
+
+    /** Posts to {@code /api/chat} and reads the answer's stream to its end; returns the answer's id (the turn id). */
+    private static String chat(Gateway gateway, String chatId, JsonNode messages) throws Exception {
+        var body = Json.MAPPER.createObjectNode().put("id", chatId).put("trigger", "submit-message")
+                .put("provider", "simulated");
+        body.set("messages", messages);
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/api/chat"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        assertThat(response.body()).contains("\"type\":\"finish\"");
+        String start = response.body().lines().filter(line -> line.startsWith("data: {\"type\":\"start\""))
+                .findFirst().orElseThrow();
+        return Json.MAPPER.readTree(start.substring("data: ".length())).get("messageId").asText();
+    }
+
     private static TurnSnapshot ended(Gateway gateway, String turnId) throws Exception {
         return gateway.views().ended(turnId).get(TURN_TIMEOUT_S, TimeUnit.SECONDS);
     }
@@ -269,6 +310,17 @@ class ThreadTurnsTest {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(TURN_TIMEOUT_S))
                 .until(() -> gateway.views().snapshot(turnId, null).map(snapshot -> snapshot.turn() != null
                         && snapshot.turn().type() == UiPayloadType.TURN_STARTED).orElse(false));
+    }
+
+    /** A message's text: its string content, or its text blocks (the last one carries the cache breakpoint). */
+    private static String text(JsonNode message) {
+        JsonNode content = message.get("content");
+        if (content.isTextual()) {
+            return content.asText();
+        }
+        StringBuilder text = new StringBuilder();
+        content.forEach(block -> text.append(block.path("text").asText()));
+        return text.toString();
     }
 
     private static List<String> roles(JsonNode messages) {
