@@ -3,6 +3,7 @@ package io.turnstream.demo;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.GatewayConfig;
 import io.turnstream.gateway.ProviderEndpoints;
+import io.turnstream.gateway.security.SpendPolicy;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.Topics;
@@ -145,6 +146,12 @@ public final class Demo implements AutoCloseable {
         Properties base = broker.adminProperties();
         base.putAll(ids);
         base.putAll(options.settings());
+        if (options.model() != null && !base.containsKey(SpendPolicy.ALLOWED_MODELS)) {
+            // the model the user named is one the operator configured: allowed even when the gateway has no price for it
+            String provider = options.provider() != null ? options.provider() : options.endpoints().defaultProvider();
+            base.setProperty(SpendPolicy.ALLOWED_MODELS, provider + ":" + options.model() + ","
+                    + ProviderEndpoints.SIMULATED + ":*");
+        }
         Settings settings = Settings.of(base);
         Topics topics = settings.topics();
         // one registry for the three services, served on the gateway's management port as /metrics/prometheus

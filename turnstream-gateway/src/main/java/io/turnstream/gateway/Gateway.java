@@ -21,8 +21,10 @@ import io.turnstream.gateway.provider.StallWatchdog;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.security.SpendPolicy;
-import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.spend.SpendLimits;
+import io.turnstream.gateway.spend.TenantUsage;
+import io.turnstream.gateway.spend.UsageFeed;
 import io.turnstream.gateway.thread.BusyThreadPolicy;
 import io.turnstream.gateway.thread.ThreadHistory;
 import io.turnstream.gateway.view.ThreadsApi;
@@ -58,7 +60,7 @@ public final class Gateway implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
-    /** How long a starting gateway waits to read the published tool definitions. */
+    /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
     private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
     /** Idempotency keys one gateway knows (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
@@ -74,6 +76,8 @@ public final class Gateway implements AutoCloseable {
     private final ToolCatalog tools;
     private final TurnViews views;
     private final IdempotencyIndex idempotency;
+    private final TenantUsage tenantUsage;
+    private final UsageFeed usageFeed;
     private final TurnOwnership ownership;
     private final TurnAdmission admission;
     private final TurnCommands commands;
@@ -104,6 +108,7 @@ public final class Gateway implements AutoCloseable {
         this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
+        UsageFeed startedUsageFeed = null;
         GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
         IdempotencyIndex startedIdempotency = null;
@@ -113,10 +118,14 @@ public final class Gateway implements AutoCloseable {
             startedInbox.bindTo(serviceMetrics);
             startedViews = TurnViews.start(settings, wire,
                     () -> metrics.increment(GatewayMetrics.Counter.SSE_STREAMS_FELL_BEHIND));
+            SpendLimits spendLimits = SpendLimits.from(settings);
+            this.tenantUsage = new TenantUsage(spendLimits, clock);
+            startedUsageFeed = UsageFeed.start(settings.kafkaProperties(), topics, wire, tenantUsage, spendLimits, clock);
+            awaitUsage(startedUsageFeed);
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
-            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry,
-                    TenantLimits.of(config.security()), SpendPolicy.from(settings, config.maxSteps()), producer, ownership,
-                    startedViews, metrics, clock, busyPolicy);
+            SpendPolicy spend = SpendPolicy.from(settings, config.maxSteps(), config.prices(), config.fallbackModel());
+            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry, tenantUsage, spend,
+                    producer, ownership, metrics, clock, startedViews, busyPolicy);
             this.commands = new TurnCommands(registry, approvals, producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
@@ -143,6 +152,9 @@ public final class Gateway implements AutoCloseable {
             if (startedTools != null) {
                 startedTools.close();
             }
+            if (startedUsageFeed != null) {
+                startedUsageFeed.close();
+            }
             if (startedViews != null) {
                 startedViews.close();
             }
@@ -163,11 +175,12 @@ public final class Gateway implements AutoCloseable {
         this.views = startedViews;
         this.tools = startedTools;
         this.idempotency = startedIdempotency;
+        this.usageFeed = startedUsageFeed;
         awaitPublishedTools();
         ThreadHistory history = new ThreadHistory(views, resumer, wire,
                 request -> providers.resolve(request.provider(), request.model()).name());
-        this.runner = new TurnRunner(config, providers, tools, registry, approvals, resumer, client, metrics, admission,
-                history, busyPolicy, turnId -> views.snapshot(turnId, null).isPresent());
+        this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, resumer, client, metrics,
+                admission::ended, history, busyPolicy, turnId -> views.snapshot(turnId, null).isPresent());
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -183,6 +196,7 @@ public final class Gateway implements AutoCloseable {
         kafka.put("views", views != null && views.healthy() && idempotency != null && idempotency.healthy()
                 ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
+        kafka.put("usage", usageFeed != null && usageFeed.healthy() ? "UP" : "DOWN");
         kafka.put("turn-ownership", partitions != null && partitions.healthy() ? "UP" : "DOWN");
         boolean ready = !kafka.containsValue("DOWN");
         return new HealthServer.Status(ready, true, Map.of("kafka", kafka, "runningTurns", registry.runningCount()));
@@ -234,6 +248,22 @@ public final class Gateway implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Counts the day's turns and usage before serving: a restarted gateway would otherwise allow a spent tenant. */
+    private static void awaitUsage(UsageFeed usageFeed) {
+        try {
+            usageFeed.caughtUp().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("the day's turns and usage are not all read yet; tenant limits count what has arrived");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** What each tenant runs and spent today, across all gateway instances as Kafka tells it. */
+    public TenantUsage tenantUsage() {
+        return tenantUsage;
     }
 
     /**
@@ -289,6 +319,7 @@ public final class Gateway implements AutoCloseable {
         runner.close();
         inbox.close();
         tools.close();
+        usageFeed.close();
         views.close();
         idempotency.close();
         resumer.close();

@@ -1,5 +1,7 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.provider.AnthropicMessagesAdapter;
+import io.turnstream.gateway.provider.OpenAiResponsesAdapter;
 import io.turnstream.gateway.provider.ProviderEndpoint;
 import java.util.Map;
 
@@ -16,12 +18,25 @@ public record ProviderEndpoints(ProviderEndpoint anthropic, ProviderEndpoint ope
 
     public static final String ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com";
     public static final String OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
+    /** The provider that needs no key: a scripted Anthropic-compatible server. */
+    public static final String SIMULATED = "simulated";
 
     public static ProviderEndpoints fromEnvironment(Map<String, String> env) {
         return new ProviderEndpoints(
                 endpoint(env, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_URL),
                 endpoint(env, "OPENAI_API_KEY", "OPENAI_BASE_URL", OPENAI_DEFAULT_URL),
                 null);
+    }
+
+    /** The provider of turns that name none: the first one with an API key (Anthropic, then OpenAI), else the simulated one. */
+    public String defaultProvider() {
+        if (anthropic != null && anthropic.hasKey()) {
+            return AnthropicMessagesAdapter.ID;
+        }
+        if (openai != null && openai.hasKey()) {
+            return OpenAiResponsesAdapter.ID;
+        }
+        return SIMULATED;
     }
 
     /** Only the simulated provider, at {@code baseUrl} (or started in-process when null). */

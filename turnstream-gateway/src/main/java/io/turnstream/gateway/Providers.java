@@ -22,7 +22,7 @@ final class Providers implements AutoCloseable {
     static final String ANTHROPIC = AnthropicMessagesAdapter.ID;
     static final String OPENAI = OpenAiResponsesAdapter.ID;
     static final String OPENAI_CHAT = OpenAiChatAdapter.ID;
-    static final String SIMULATED = "simulated";
+    static final String SIMULATED = ProviderEndpoints.SIMULATED;
     static final String SIMULATED_MODEL = "turnstream-simulated";
     private static final List<String> NAMES = List.of(ANTHROPIC, OPENAI, OPENAI_CHAT, SIMULATED);
 
@@ -38,13 +38,7 @@ final class Providers implements AutoCloseable {
     }
 
     String defaultProvider() {
-        if (endpoints.anthropic() != null && endpoints.anthropic().hasKey()) {
-            return ANTHROPIC;
-        }
-        if (endpoints.openai() != null && endpoints.openai().hasKey()) {
-            return OPENAI;
-        }
-        return SIMULATED;
+        return endpoints.defaultProvider();
     }
 
     ResolvedProvider resolve(String provider, String model) {

@@ -12,6 +12,8 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The tools a model is offered when a turn names none: what the tool executors published on the
@@ -20,6 +22,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * (tombstone) no longer is. Sorted by name.
  */
 final class ToolCatalog implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ToolCatalog.class);
 
     private final String topic;
     private final WireFormat wire;
@@ -38,12 +42,13 @@ final class ToolCatalog implements AutoCloseable {
         return reader.caughtUp();
     }
 
-    String topic() {
-        return topic;
-    }
-
+    /** The tools to offer a turn whose request names none. */
     List<ToolDefinition> offered() {
-        return List.copyOf(tools.values());
+        List<ToolDefinition> offered = List.copyOf(tools.values());
+        if (offered.isEmpty()) {
+            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", topic);
+        }
+        return offered;
     }
 
     private void apply(ConsumerRecord<String, byte[]> record) {

@@ -8,8 +8,8 @@ import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.security.SpendPolicy;
-import io.turnstream.gateway.security.TenantLimits;
 import io.turnstream.gateway.security.TurnOwnership;
+import io.turnstream.gateway.spend.TenantUsage;
 import io.turnstream.gateway.thread.BusyThreadPolicy;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Admission: where a turn is accepted. A request is checked here, once (its provider resolves, the
  * gateway and the tenant are within their limits), then put on {@code llm.turn-requests}, where it is
- * trusted from then on. The tenant's permit is held until the turn ends, here or on another gateway. Under the
- * {@link BusyThreadPolicy} {@code reject}, a request to a thread whose turn is running is a 409.
+ * trusted from then on. The tenant's limits and budgets count every gateway's turns ({@link TenantUsage}).
+ * Under the {@link BusyThreadPolicy} {@code reject}, a request to a thread whose turn is running is a 409.
  */
 public final class TurnAdmission implements TurnStarter {
 
@@ -45,34 +45,30 @@ public final class TurnAdmission implements TurnStarter {
     private final int maxConcurrentTurns;
     private final Providers providers;
     private final TurnRegistry registry;
-    private final TenantLimits tenantLimits;
+    private final TenantUsage tenantUsage;
     private final SpendPolicy spend;
     private final GatewayProducer producer;
     private final TurnOwnership ownership;
-    private final TurnViews views;
     private final GatewayMetrics metrics;
     private final Clock clock;
+    private final TurnViews views;
     private final BusyThreadPolicy busyPolicy;
-    /** Turns accepted here, by turn id, until they end (here or on another gateway): the tenant's permit, the thread. */
-    private final Map<String, Held> permits = new ConcurrentHashMap<>();
+    /** Under {@code reject}: the threads (tenant's thread keys) of turns accepted here, by turn id, until they end. */
+    private final Map<String, String> acceptedThreads = new ConcurrentHashMap<>();
 
-    /** @param threadKey the tenant's thread key ({@link ScopedIds#threadKey}) */
-    private record Held(TenantLimits.Permit permit, String threadKey) {
-    }
-
-    TurnAdmission(int maxConcurrentTurns, Providers providers, TurnRegistry registry, TenantLimits tenantLimits,
-                  SpendPolicy spend, GatewayProducer producer, TurnOwnership ownership, TurnViews views, GatewayMetrics metrics,
-                  Clock clock, BusyThreadPolicy busyPolicy) {
+    TurnAdmission(int maxConcurrentTurns, Providers providers, TurnRegistry registry, TenantUsage tenantUsage,
+                  SpendPolicy spend, GatewayProducer producer, TurnOwnership ownership, GatewayMetrics metrics, Clock clock,
+                  TurnViews views, BusyThreadPolicy busyPolicy) {
         this.maxConcurrentTurns = maxConcurrentTurns;
         this.providers = providers;
         this.registry = registry;
-        this.tenantLimits = tenantLimits;
+        this.tenantUsage = tenantUsage;
         this.spend = spend;
         this.producer = producer;
         this.ownership = ownership;
-        this.views = views;
         this.metrics = metrics;
         this.clock = clock;
+        this.views = views;
         this.busyPolicy = busyPolicy;
     }
 
@@ -92,20 +88,21 @@ public final class TurnAdmission implements TurnStarter {
         }
         ResolvedProvider resolved = providers.resolve(request.provider(), request.model());
         spend.check(tenantId, resolved.name(), resolved.model(), request.maxSteps());
+        if (request.fallbackModel() != null) {
+            spend.checkModel(tenantId, resolved.name(), request.fallbackModel());
+        }
         if (registry.runningCount() >= maxConcurrentTurns) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(429, "the gateway is running its limit of " + maxConcurrentTurns
                     + " turns; try again when one finishes");
         }
-        releaseEndedPermits();
-        TenantLimits.Permit permit;
+        String turnId = idempotent != null ? idempotent.turnId() : "turn-" + UUID.randomUUID();
         try {
-            permit = tenantLimits.acquire(tenantId);
+            tenantUsage.admit(tenantId, turnId);
         } catch (ApiError overLimit) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw overLimit;
         }
-        String turnId = idempotent != null ? idempotent.turnId() : "turn-" + UUID.randomUUID();
         String runId = idempotent != null ? idempotent.runId() : "run-" + UUID.randomUUID();
         String threadId = request.threadId() != null ? request.threadId()
                 : idempotent != null ? idempotent.threadId() : "thread-" + UUID.randomUUID();
@@ -116,25 +113,25 @@ public final class TurnAdmission implements TurnStarter {
                     request.toJson()), trace, headers).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            permit.release();
+            tenantUsage.withdraw(turnId);
             throw new ApiError(503, "the gateway is shutting down");
         } catch (ExecutionException | TimeoutException e) {
-            permit.release();
+            tenantUsage.withdraw(turnId);
             LOG.error("cannot put turn {} on the turn requests topic: {}", turnId, Failures.describe(e));
             throw new ApiError(503, "the turn could not be queued (Kafka is unavailable); try again");
         }
-        permits.put(turnId, new Held(permit, ScopedIds.threadKey(tenantId, threadId)));
         ownership.accepted(turnId, tenantId);
+        if (busyPolicy == BusyThreadPolicy.REJECT) {
+            acceptedThreads.put(turnId, ScopedIds.threadKey(tenantId, threadId));
+        }
         metrics.increment(GatewayMetrics.Counter.TURNS_STARTED);
         return new TurnStatus(turnId, threadId, runId, TurnPhase.RUNNING);
     }
 
-    /** A turn ended on this gateway: the permit it holds here, if it was accepted here, is free. */
+    /** A turn ended on this gateway: it no longer counts as running (the other gateways learn it from Kafka). */
     void ended(String turnId) {
-        Held held = permits.remove(turnId);
-        if (held != null) {
-            held.permit().release();
-        }
+        tenantUsage.endedHere(turnId);
+        acceptedThreads.remove(turnId);
     }
 
     /**
@@ -142,10 +139,10 @@ public final class TurnAdmission implements TurnStarter {
      * yet): a 409 that names it.
      */
     private void rejectIfBusy(String threadId, String tenantId) {
+        acceptedThreads.keySet().removeIf(this::hasEnded);
         String threadKey = ScopedIds.threadKey(tenantId, threadId);
-        Optional<String> running = views.runningTurnOf(threadId, tenantId).or(() -> permits.entrySet().stream()
-                .filter(held -> held.getValue().threadKey().equals(threadKey) && !hasEnded(held.getKey()))
-                .map(Map.Entry::getKey).findFirst());
+        Optional<String> running = views.runningTurnOf(threadId, tenantId).or(() -> acceptedThreads.entrySet().stream()
+                .filter(accepted -> accepted.getValue().equals(threadKey)).map(Map.Entry::getKey).findFirst());
         if (running.isPresent()) {
             metrics.increment(GatewayMetrics.Counter.TURNS_REJECTED);
             throw new ApiError(409, "thread " + threadId + " is running turn " + running.get() + "; send the message "
@@ -156,14 +153,5 @@ public final class TurnAdmission implements TurnStarter {
     private boolean hasEnded(String turnId) {
         return registry.status(turnId).map(status -> status.status().ended())
                 .orElseGet(() -> views.snapshot(turnId, null).map(snapshot -> snapshot.status().ended()).orElse(false));
-    }
-
-    /** Permits of turns accepted here that ended, here or, as Kafka shows, on another gateway. */
-    private void releaseEndedPermits() {
-        permits.forEach((turnId, held) -> {
-            if (hasEnded(turnId) && permits.remove(turnId, held)) {
-                held.permit().release();
-            }
-        });
     }
 }

@@ -3,18 +3,20 @@ package io.turnstream.gateway;
 import io.turnstream.gateway.loop.AgentLoop;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
+import io.turnstream.gateway.loop.LoopWaits;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
-import io.turnstream.gateway.ownership.OwnedPartition;
 import io.turnstream.gateway.ownership.PartitionOwnership;
-import io.turnstream.gateway.ownership.TurnResumer;
+import io.turnstream.gateway.ownership.TurnHistory;
+import io.turnstream.gateway.ownership.TurnPartition;
 import io.turnstream.gateway.provider.ErrorCodes;
-import io.turnstream.gateway.provider.ProviderClient;
+import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.thread.BusyThreadPolicy;
 import io.turnstream.gateway.thread.ThreadHistory;
+import io.turnstream.gateway.thread.ThreadRebuild;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
@@ -38,16 +40,21 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Runs the turns of the partitions this gateway owns, each on its own thread: from the start, or,
- * resumed, from what Kafka holds of it. The turns of one thread run one after another, in the order they
- * were requested; a request that finds its thread busy follows the {@link BusyThreadPolicy}. A request that
- * continues its thread gets the thread's conversation ({@link ThreadHistory}) when it starts.
+ * resumed, from what Kafka holds of it. However a turn ends here (complete, error, cancelled, unable
+ * to run, handed over, or its resume failing) its registry slot is released and its partition told;
+ * unless it goes on at another gateway, the tenant permit it holds here is released too. The turns of one
+ * thread run one after another, in the order they were requested; a request that finds its thread busy
+ * follows the {@link BusyThreadPolicy}. A request that continues its thread gets the thread's conversation
+ * ({@link ThreadHistory}) when it starts.
  */
 final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
@@ -62,14 +69,14 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     });
     private final GatewayConfig config;
     private final Providers providers;
-    private final ToolCatalog tools;
+    private final Supplier<List<ToolDefinition>> tools;
     private final TurnRegistry registry;
     private final ApprovalDecisions approvals;
-    private final TurnResumer resumer;
-    private final ProviderClient client;
+    private final TurnHistory resumer;
+    private final ModelCaller client;
     private final GatewayMetrics metrics;
-    private final TurnAdmission admission;
-    private final ThreadHistory history;
+    private final Consumer<String> permits;
+    private final ThreadRebuild history;
     private final BusyThreadPolicy busyPolicy;
     /** Whether Kafka shows a turn already (its lifecycle events). */
     private final Predicate<String> inKafka;
@@ -80,9 +87,16 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private record ThreadTail(String turnId, TurnRegistry.ActiveTurn active, CompletableFuture<Void> ended) {
     }
 
-    TurnRunner(GatewayConfig config, Providers providers, ToolCatalog tools, TurnRegistry registry,
-               ApprovalDecisions approvals, TurnResumer resumer, ProviderClient client, GatewayMetrics metrics,
-               TurnAdmission admission, ThreadHistory history, BusyThreadPolicy busyPolicy, Predicate<String> inKafka) {
+    /**
+     * @param tools the tools offered to a turn whose request names none
+     * @param permits releases the tenant permit a turn accepted here holds, by turn id, once it ended here
+     * @param history puts the thread's conversation before a request that continues it
+     * @param inKafka whether Kafka shows a turn already (its lifecycle events)
+     */
+    TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
+               ApprovalDecisions approvals, TurnHistory resumer, ModelCaller client, GatewayMetrics metrics,
+               Consumer<String> permits, ThreadRebuild history, BusyThreadPolicy busyPolicy,
+               Predicate<String> inKafka) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -91,7 +105,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.resumer = resumer;
         this.client = client;
         this.metrics = metrics;
-        this.admission = admission;
+        this.permits = permits;
         this.history = history;
         this.busyPolicy = busyPolicy;
         this.inKafka = inKafka;
@@ -104,10 +118,9 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      */
     @Override
     public void run(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                    OwnedPartition partition, long offset) {
+                    TurnPartition partition, long offset) {
         if (!resume && (registry.status(record.turnId()).isPresent() || inKafka.test(record.turnId()))) {
             LOG.info("turn {} was requested again (the same Idempotency-Key); it runs once", record.turnId());
-            partition.alreadyFinished(offset);
             return;
         }
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
@@ -139,7 +152,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                     endTail(thread, mine, before);
                     partition.stopped(offset, record.turnId(), active.handover.isDone());
                     if (!active.handover.isDone()) {
-                        admission.ended(record.turnId());
+                        permits.accept(record.turnId());
                     }
                 }
             });
@@ -182,7 +195,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                         OwnedPartition partition, TurnRegistry.ActiveTurn active, long offset,
+                         TurnPartition partition, TurnRegistry.ActiveTurn active, long offset,
                          Optional<String> turnBefore) {
         AgentLoop.Turn turn;
         try {
@@ -203,7 +216,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
             metrics.increment(GatewayMetrics.Counter.TURNS_RESUMED);
             approvals.showAwaiting(turn.turnId(), progress, active);
         }
-        new AgentLoop(turn, progress, active, registry, partition.publisherFor(record, trace), client, metrics,
+        TurnPublisher publisher = partition.publisherFor(record, trace);
+        new AgentLoop(turn, progress, active, registry, publisher, client, LoopWaits.blocking(publisher.clock()), metrics,
                 config.loop()).run();
     }
 
@@ -224,7 +238,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * {@code llm.upserts}): every reader sees it end, and the gateway that accepted it releases its permit.
      */
     private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
-                               boolean resume, OwnedPartition partition, TurnRegistry.ActiveTurn active,
+                               boolean resume, TurnPartition partition, TurnRegistry.ActiveTurn active,
                                ErrorInfo why) {
         LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), why.message());
         String model = record.request() == null ? null : record.request().path("model").asText(null);
@@ -256,7 +270,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
     /** The request's tools (else the executor's), and its client-side tools, which win a name both have. */
     private List<ToolDefinition> offered(TurnRequest request) {
-        List<ToolDefinition> server = request.tools() != null ? request.tools() : toolsToOffer();
+        List<ToolDefinition> server = request.tools() != null ? request.tools() : tools.get();
         if (request.clientTools().isEmpty()) {
             return server;
         }
@@ -264,14 +278,6 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         List<ToolDefinition> all = new ArrayList<>(request.clientTools());
         server.stream().filter(tool -> !clientNames.contains(tool.name())).forEach(all::add);
         return all;
-    }
-
-    private List<ToolDefinition> toolsToOffer() {
-        List<ToolDefinition> offered = tools.offered();
-        if (offered.isEmpty()) {
-            LOG.warn("no tool executor has published its tools on {}: the model is offered no tools", tools.topic());
-        }
-        return offered;
     }
 
     /** Lets running turns stop (the ownership loop has asked them to hand over), up to 30 s. */

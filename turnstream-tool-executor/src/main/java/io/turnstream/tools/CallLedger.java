@@ -18,8 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the executor knows about each call id, so a redelivered call is never run twice. Durable marks
- * live in a compacted ledger topic keyed by call id, written in the same transaction as the result
+ * What the executor knows about each call (by turn and call id, {@link CallKey}), so a redelivered call is
+ * never run twice and a call id another turn reuses never looks answered. Durable marks live in a compacted
+ * ledger topic keyed by {@code <turnId>/<callId>}, written in the same transaction as the result
  * (or, for a non-idempotent call, committed before it runs), in the partition with the number of the
  * tool-calls partition the call came from: an instance restores exactly the partitions it is assigned.
  * Calls read since the last restore are remembered as well, so a duplicate record arriving while the
@@ -40,8 +41,8 @@ final class CallLedger {
     }
 
     private static final class PartitionLedger {
-        final Map<String, Durable> durable = new HashMap<>();
-        final Set<String> seen = new HashSet<>();
+        final Map<CallKey, Durable> durable = new HashMap<>();
+        final Set<CallKey> seen = new HashSet<>();
     }
 
     private final String topic;
@@ -69,7 +70,7 @@ final class CallLedger {
             TopicPartition source = sourceByNumber.get(record.partition());
             Entry entry = parse(record);
             if (entry.offset() >= committed.get(source)) {
-                partitions.get(source).durable.put(entry.callId(), new Durable(Mark.valueOf(entry.state()), entry.offset()));
+                partitions.get(source).durable.put(new CallKey(entry.turnId(), entry.callId()), new Durable(Mark.valueOf(entry.state()), entry.offset()));
             }
         });
         LOG.info("restored the marks of {} calls for {}", committed.keySet().stream()
@@ -77,29 +78,29 @@ final class CallLedger {
     }
 
     /** The durable mark of a call, or null when none was committed. */
-    Mark markOf(RecordPosition position, String callId) {
-        Durable durable = ledger(position).durable.get(callId);
+    Mark markOf(RecordPosition position, CallKey call) {
+        Durable durable = ledger(position).durable.get(call);
         return durable == null ? null : durable.mark();
     }
 
-    /** True when this call id was read before since the last restore: the record is a duplicate. */
-    boolean seenBefore(RecordPosition position, String callId) {
-        return !ledger(position).seen.add(callId);
+    /** True when this call of this turn was read before since the last restore: the record is a duplicate. */
+    boolean seenBefore(RecordPosition position, CallKey call) {
+        return !ledger(position).seen.add(call);
     }
 
     ProducerRecord<String, byte[]> record(ToolCall call, RecordPosition position, Mark mark) {
         Entry entry = new Entry(call.callId(), call.turnId(), call.toolName(), mark.name(), position.offset(),
                 clock.millis());
-        return new ProducerRecord<>(topic, position.partition().partition(), call.callId(), Json.toBytes(entry));
+        return new ProducerRecord<>(topic, position.partition().partition(), CallKey.of(call).ledgerKey(), Json.toBytes(entry));
     }
 
     /** A mark was committed. */
     void committed(ToolCall call, RecordPosition position, Mark mark) {
         PartitionLedger ledger = partitions.get(position.partition());
         if (ledger != null) {
-            ledger.durable.put(call.callId(), new Durable(mark, position.offset()));
+            ledger.durable.put(CallKey.of(call), new Durable(mark, position.offset()));
             if (mark == Mark.COMPLETED) {
-                ledger.seen.remove(call.callId());
+                ledger.seen.remove(CallKey.of(call));
             }
         }
     }
@@ -130,8 +131,8 @@ final class CallLedger {
     /** An unreadable entry throws: the reader skips it with a warning. */
     private static Entry parse(ConsumerRecord<String, byte[]> record) throws IOException {
         Entry entry = Json.fromBytes(record.value(), Entry.class);
-        if (entry.callId() == null || entry.state() == null) {
-            throw new IOException("a ledger entry needs a call id and a state");
+        if (entry.callId() == null || entry.turnId() == null || entry.state() == null) {
+            throw new IOException("a ledger entry needs a call id, a turn id and a state");
         }
         Mark.valueOf(entry.state());
         return entry;

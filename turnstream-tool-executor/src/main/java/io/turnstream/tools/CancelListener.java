@@ -32,7 +32,7 @@ final class CancelListener implements AutoCloseable {
     /** Receives approval decisions on tool calls. */
     @FunctionalInterface
     interface Decisions {
-        void decide(String callId, boolean approved, String reason);
+        void decide(String turnId, String callId, boolean approved, String reason);
     }
 
     /** @param onFailure told when reading stopped for good: the executor no longer sees cancels */
@@ -66,8 +66,9 @@ final class CancelListener implements AutoCloseable {
                 cancelTurn.accept(turnId);
             }
         } else if (message.type() == ControlMessage.Type.APPROVAL && message.callId() != null && message.approved() != null) {
-            LOG.info("tool call {} {}", message.callId(), message.approved() ? "approved" : "denied");
-            decisions.decide(message.callId(), message.approved(), message.reason());
+            String turnId = message.turnId() != null ? message.turnId() : record.key();
+            LOG.info("tool call {} of turn {} {}", message.callId(), turnId, message.approved() ? "approved" : "denied");
+            decisions.decide(turnId, message.callId(), message.approved(), message.reason());
         }
     }
 

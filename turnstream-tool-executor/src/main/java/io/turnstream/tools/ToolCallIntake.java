@@ -2,6 +2,7 @@ package io.turnstream.tools;
 
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TenantClaims;
 import java.io.IOException;
 import java.time.Clock;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -11,7 +12,8 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Takes each tool-call record read: dead-letters what is not a call, skips a call the ledger shows
+ * Takes each tool-call record read: dead-letters what is not a call or claims a tenant its writer may not
+ * (see {@link TenantClaims}: the claim must be the gateway's for the call's tenant and run), skips a call the ledger shows
  * answered or in progress, answers "outcome unknown" for a non-idempotent call started before a restart,
  * and hands every other call to the scheduler.
  */
@@ -20,15 +22,17 @@ final class ToolCallIntake {
     private static final Logger LOG = LoggerFactory.getLogger(ToolCallIntake.class);
 
     private final WireFormat wire;
+    private final TenantClaims claims;
     private final CallLedger ledger;
     private final OffsetTracker offsets;
     private final ResultOutbox outbox;
     private final ToolScheduler scheduler;
     private final Clock clock;
 
-    ToolCallIntake(WireFormat wire, CallLedger ledger, OffsetTracker offsets, ResultOutbox outbox, ToolScheduler scheduler,
-                   Clock clock) {
+    ToolCallIntake(WireFormat wire, TenantClaims claims, CallLedger ledger, OffsetTracker offsets, ResultOutbox outbox,
+                   ToolScheduler scheduler, Clock clock) {
         this.wire = wire;
+        this.claims = claims;
         this.ledger = ledger;
         this.offsets = offsets;
         this.outbox = outbox;
@@ -50,6 +54,10 @@ final class ToolCallIntake {
             deadLetter(record, position, "ToolCall without a callId");
             return;
         }
+        if (call.turnId() != null && call.turnId().contains("/")) {
+            deadLetter(record, position, "ToolCall whose turnId holds '/': " + call.turnId());
+            return;
+        }
         if (call.turnId() == null) {
             if (record.key() == null) {
                 deadLetter(record, position, "ToolCall without a turnId or record key");
@@ -58,10 +66,16 @@ final class ToolCallIntake {
             call = new ToolCall(call.callId(), record.key(), call.threadId(), call.runId(), call.itemId(), call.toolName(),
                     call.arguments(), call.requestedAt(), call.tenantId());
         }
+        String untrusted = claims.problem(call.tenantId(), call.runId(), TenantClaims.claimIn(record.headers()));
+        if (untrusted != null) {
+            deadLetter(record, position, "ToolCall's tenant not trusted: " + untrusted);
+            return;
+        }
         MDC.put("turnId", call.turnId());
         try {
-            CallLedger.Mark mark = ledger.markOf(position, call.callId());
-            if (mark == CallLedger.Mark.COMPLETED || ledger.seenBefore(position, call.callId())) {
+            CallKey key = CallKey.of(call);
+            CallLedger.Mark mark = ledger.markOf(position, key);
+            if (mark == CallLedger.Mark.COMPLETED || ledger.seenBefore(position, key)) {
                 LOG.info("call {} at offset {} was answered or is in progress already; not run again", call.callId(), record.offset());
                 offsets.answered(position);
             } else if (mark == CallLedger.Mark.STARTED) {

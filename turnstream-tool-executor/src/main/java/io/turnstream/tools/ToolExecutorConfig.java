@@ -1,6 +1,7 @@
 package io.turnstream.tools;
 
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TenantClaims;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -22,13 +23,15 @@ import java.util.Optional;
  * @param workspacePerThread each thread's calls in a directory of their own below their tenant's (see {@link Workspaces})
  * @param writeQuota      what one call and one tenant's workspace may write ({@code max-write-bytes}, {@code max-file-bytes},
  *                        {@code tenant-quota-bytes})
+ * @param claims          checks the gateway's signature of each call's tenant before the call runs in its workspace
+ *                        ({@link TenantClaims})
  */
 public record ToolExecutorConfig(Path workspace, String groupId, String instanceId, int maxConcurrency, int maxInFlight,
                                  Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
                                  OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
                                  Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
                                  String deadLetterTopic, boolean workspacePerThread, ToolApprovals approvals,
-                                 WriteQuota writeQuota) {
+                                 WriteQuota writeQuota, TenantClaims claims) {
 
     public static final String PREFIX = "turnstream.tool-executor.";
     public static final String WORKSPACE = PREFIX + "workspace";
@@ -67,7 +70,8 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 bool(settings, "workspace-per-thread", false),
                 ToolApprovals.from(settings),
                 new WriteQuota(positiveLong(settings, "max-write-bytes", 10L << 20), positiveLong(settings, "max-file-bytes", 10L << 20),
-                        positiveLong(settings, "tenant-quota-bytes", 1L << 30)));
+                        positiveLong(settings, "tenant-quota-bytes", 1L << 30)),
+                TenantClaims.from(settings, System.getenv()));
     }
 
     /** The executors' consumer group; also the prefix of their transactional ids. */

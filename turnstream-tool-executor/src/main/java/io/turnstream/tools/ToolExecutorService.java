@@ -136,7 +136,7 @@ public final class ToolExecutorService implements AutoCloseable {
             metrics = new ToolExecutorMetrics(config.instanceId(), serviceMetrics.reporter("turnstream"));
             scheduler = new ToolScheduler(registry, config, workspace, new ToKafka(), clock);
             metrics.gauges(scheduler::running, scheduler::queued, () -> pausedPartitions);
-            intake = new ToolCallIntake(wire, ledger, offsets, outbox, scheduler, clock);
+            intake = new ToolCallIntake(wire, config.claims(), ledger, offsets, outbox, scheduler, clock);
             transactions = new ResultTransactions(clients.producer(), serviceMetrics, () -> closing);
             consumer = new KafkaConsumer<>(clients.callsConsumer(), new StringDeserializer(), new ByteArrayDeserializer());
             serviceMetrics.bind(consumer);

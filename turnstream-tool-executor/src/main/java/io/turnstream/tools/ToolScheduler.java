@@ -148,7 +148,7 @@ final class ToolScheduler implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timers = new ScheduledThreadPoolExecutor(1, daemonThreads("turnstream-tool-timer-"));
     private final Map<String, Turn> turns = new HashMap<>();
     private final Map<String, Long> cancelledTurns = new HashMap<>();
-    private final Map<String, ScheduledCall> unresolved = new HashMap<>();
+    private final Map<CallKey, ScheduledCall> unresolved = new HashMap<>();
     private int running;
 
     /** @param workspace the root; each tenant's calls run in their own directory below it (see {@link Workspaces}) */
@@ -186,7 +186,7 @@ final class ToolScheduler implements AutoCloseable {
             } else {
                 ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments());
                 turn.calls.add(scheduled);
-                unresolved.put(call.callId(), scheduled);
+                unresolved.put(CallKey.of(call), scheduled);
                 if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.ASK) {
                     awaitApproval(scheduled, ControlMessage.ASK_POLICY);
                 } else if (repeats >= config.doomLoopThreshold()) {
@@ -224,19 +224,19 @@ final class ToolScheduler implements AutoCloseable {
 
     /** Nobody decided in time: the call is denied, and the denial is announced as the decision that stands. */
     private synchronized void approvalExpired(ScheduledCall call, String reason) {
-        if (call.state == State.AWAITING_APPROVAL && unresolved.get(call.call.callId()) == call) {
+        if (call.state == State.AWAITING_APPROVAL && unresolved.get(CallKey.of(call.call)) == call) {
             outcomes.approvalExpired(call, reason);
-            decide(call.call.callId(), false, reason);
+            decide(call.call.turnId(), call.call.callId(), false, reason);
         }
     }
 
     /**
      * A decision on a call awaiting approval: approved, it queues to run; denied, it is answered with
      * {@code DENIED}. Only the first decision counts; later ones, and decisions on calls that do not
-     * wait (unknown, already decided, answered), change nothing.
+     * wait (unknown, already decided, answered, or of another turn with the same call id), change nothing.
      */
-    synchronized void decide(String callId, boolean approved, String reason) {
-        ScheduledCall call = unresolved.get(callId);
+    synchronized void decide(String turnId, String callId, boolean approved, String reason) {
+        ScheduledCall call = unresolved.get(new CallKey(turnId, callId));
         if (call == null || call.state != State.AWAITING_APPROVAL) {
             return;
         }
@@ -393,7 +393,7 @@ final class ToolScheduler implements AutoCloseable {
         if (call.timeout != null) {
             call.timeout.cancel(false);
         }
-        unresolved.remove(call.call.callId());
+        unresolved.remove(CallKey.of(call.call));
         Turn turn = turns.get(call.call.turnId());
         if (turn != null) {
             turn.calls.remove(call);

@@ -28,6 +28,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -96,7 +98,11 @@ final class KafkaToolsFixture implements AutoCloseable {
 
     /** Produces a tool call keyed by its turn id; returns its call id. */
     String call(String turnId, String tool, String arguments) {
-        String callId = name + "-call-" + calls.incrementAndGet();
+        return callWithId(turnId, name + "-call-" + calls.incrementAndGet(), tool, arguments);
+    }
+
+    /** As {@link #call}, with the call id given (another turn may use the same one). */
+    String callWithId(String turnId, String callId, String tool, String arguments) {
         produce(topics.toolCalls(), turnId, Json.toBytes(new ToolCall(callId, turnId, "thread-1", "run-1", "item-" + callId,
                 tool, Json.parseOrText(arguments), System.currentTimeMillis())));
         return callId;
@@ -107,8 +113,12 @@ final class KafkaToolsFixture implements AutoCloseable {
     }
 
     void produce(String topic, String key, byte[] value) {
+        produce(topic, key, value, new RecordHeaders());
+    }
+
+    void produce(String topic, String key, byte[] value, Headers headers) {
         try {
-            producer.send(new ProducerRecord<>(topic, key, value)).get();
+            producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -126,6 +136,28 @@ final class KafkaToolsFixture implements AutoCloseable {
     ToolResult awaitResult(String callId) {
         return awaitResults(List.of(callId)).stream().map(ConsumerRecord::value)
                 .filter(result -> result.callId().equals(callId)).findFirst().orElseThrow();
+    }
+
+    /** Waits until {@code count} results for this call id (of any turns) are on llm.tool-results; returns them. */
+    List<ConsumerRecord<String, ToolResult>> awaitResultsOf(String callId, int count) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+            poll();
+            return received.stream().filter(r -> r.value().callId().equals(callId)).count() >= count;
+        });
+        return received.stream().filter(r -> r.value().callId().equals(callId)).toList();
+    }
+
+    /** The keys of the executor's ledger records, once {@code ready} holds for them. */
+    List<String> awaitLedgerKeys(Predicate<List<String>> ready) {
+        List<String> keys = new ArrayList<>();
+        try (KafkaConsumer<String, byte[]> consumer = readCommitted()) {
+            consumer.subscribe(List.of(topicProps.getProperty(Topics.PREFIX + "tool-ledger")));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                consumer.poll(Duration.ofMillis(100)).forEach(record -> keys.add(record.key()));
+                return ready.test(keys);
+            });
+        }
+        return keys;
     }
 
     boolean answered(String callId) {

@@ -25,7 +25,7 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * Drives a {@link ToolScheduler} without Kafka: submits calls, starts non-idempotent calls at once (or
  * holds them, to show the started-marker handshake) and collects results, failing on a second result for
- * any call id.
+ * any call of a turn.
  */
 final class SchedulerHarness implements AutoCloseable {
 
@@ -41,6 +41,7 @@ final class SchedulerHarness implements AutoCloseable {
     /** Denials the scheduler announced for want of a decision: call id to reason. */
     final Map<String, String> expiredApprovals = new ConcurrentHashMap<>();
     private final Map<String, ToolResult> results = new ConcurrentHashMap<>();
+    private final Map<CallKey, ToolResult> resultsByTurnAndCall = new ConcurrentHashMap<>();
     private final List<String> duplicates = new CopyOnWriteArrayList<>();
     private final AtomicLong offsets = new AtomicLong();
     private volatile boolean holdStarts;
@@ -63,9 +64,10 @@ final class SchedulerHarness implements AutoCloseable {
             scheduler = new ToolScheduler(registry, config, new Workspace(workspace), new ToolScheduler.Outcomes() {
                 @Override
                 public void resolved(ToolCall call, RecordPosition position, ToolResult result) {
-                    if (results.putIfAbsent(call.callId(), result) != null) {
-                        duplicates.add(call.callId());
+                    if (resultsByTurnAndCall.putIfAbsent(CallKey.of(call), result) != null) {
+                        duplicates.add(call.turnId() + "/" + call.callId());
                     }
+                    results.put(call.callId(), result);
                 }
 
                 @Override
@@ -105,7 +107,16 @@ final class SchedulerHarness implements AutoCloseable {
 
     /** As {@link #call}, for a turn of a tenant (null for none) and thread. */
     String callOf(String tenantId, String threadId, String turnId, String tool, String arguments) {
-        String callId = turnId + "-call-" + offsets.incrementAndGet();
+        return submit(tenantId, threadId, turnId, turnId + "-call-" + offsets.incrementAndGet(), tool, arguments);
+    }
+
+    /** As {@link #call}, with the call id given (another turn may use the same one). */
+    String callWithId(String turnId, String callId, String tool, String arguments) {
+        offsets.incrementAndGet();
+        return submit(null, "thread-1", turnId, callId, tool, arguments);
+    }
+
+    private String submit(String tenantId, String threadId, String turnId, String callId, String tool, String arguments) {
         scheduler.submit(new ToolCall(callId, turnId, threadId, "run-1", "item-" + callId, tool,
                 Json.parseOrText(arguments), System.currentTimeMillis(), tenantId), new RecordPosition(PARTITION, offsets.get()));
         return callId;
@@ -114,6 +125,16 @@ final class SchedulerHarness implements AutoCloseable {
     ToolResult awaitResult(String callId) {
         await().atMost(Duration.ofSeconds(30)).until(() -> results.containsKey(callId));
         return results.get(callId);
+    }
+
+    ToolResult awaitResult(String turnId, String callId) {
+        CallKey key = new CallKey(turnId, callId);
+        await().atMost(Duration.ofSeconds(30)).until(() -> resultsByTurnAndCall.containsKey(key));
+        return resultsByTurnAndCall.get(key);
+    }
+
+    boolean answered(String turnId, String callId) {
+        return resultsByTurnAndCall.containsKey(new CallKey(turnId, callId));
     }
 
     boolean answered(String callId) {

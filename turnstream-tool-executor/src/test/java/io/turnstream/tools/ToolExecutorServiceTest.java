@@ -6,12 +6,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.model.Json;
+import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.PrometheusScrape;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -96,6 +102,55 @@ class ToolExecutorServiceTest {
                 .isEqualTo(2);
         assertThat(scrape.sum("turnstream_tool_executor_dead_letters_total")).isEqualTo(2);
         assertThat(scrape.sum("kafka_producer_record_send_total")).isPositive();
+    }
+
+    @Test
+    void aCallIdThatAnotherTurnReusesRunsInBothAndIsLedgeredByTurnAndCall(TestInfo test) throws Exception {
+        given(test, 1);
+        Files.writeString(kafka.workspace.resolve("hello.txt"), "hello\n");
+        executor = kafka.start(ToolRegistry.installed());
+
+        kafka.callWithId("turn-1", "toolu_same", "read_file", "{\"path\": \"hello.txt\"}");
+        kafka.callWithId("turn-2", "toolu_same", "read_file", "{\"path\": \"hello.txt\"}");
+
+        List<ConsumerRecord<String, ToolResult>> results = kafka.awaitResultsOf("toolu_same", 2);
+        assertThat(results).extracting(ConsumerRecord::key).as("the second is no duplicate of the first")
+                .containsExactlyInAnyOrder("turn-1", "turn-2");
+        assertThat(results).allSatisfy(result -> assertThat(result.value().success()).isTrue());
+        assertThat(kafka.awaitLedgerKeys(keys -> keys.containsAll(List.of("turn-1/toolu_same", "turn-2/toolu_same"))))
+                .doesNotContain("toolu_same");
+    }
+
+    @Test
+    void withAClaimKeyACallRunsOnlyWhenTheGatewaySignedItsTenantForItsRun(TestInfo test) throws Exception {
+        given(test, 1);
+        String key = "a-claim-key-of-at-least-32-characters";
+        Path keyFile = Files.writeString(Files.createTempFile("claim-key", ""), key);
+        executor = kafka.start(ToolRegistry.installed(), kafka.settings().with(TenantClaims.KEY_FILE, keyFile.toString()));
+        TenantClaims gateway = TenantClaims.withKey(key, "the test");
+        Headers claimOfA = new RecordHeaders();
+        gateway.addTo(claimOfA, "tenant-a", "run-1");
+
+        kafka.produce(kafka.topics.toolCalls(), "turn-1", toolCall("call-signed", "turn-1", "tenant-a"), claimOfA);
+        kafka.produce(kafka.topics.toolCalls(), "turn-2", toolCall("call-forged", "turn-2", "tenant-b"), claimOfA);
+        kafka.produce(kafka.topics.toolCalls(), "turn-3", toolCall("call-unsigned", "turn-3", null));
+
+        assertThat(kafka.awaitResult("call-signed").success()).isTrue();
+        List<ConsumerRecord<String, byte[]>> letters = kafka.awaitDeadLetters(found -> found.size() == 2);
+        assertThat(letters).extracting(letter -> new String(letter.headers().lastHeader(DeadLetterHeaders.REASON).value(),
+                StandardCharsets.UTF_8)).containsExactly(
+                        "ToolCall's tenant not trusted: the " + TenantClaims.HEADER + " header does not verify for tenant "
+                                + "tenant-b and run run-1: the tenant field is not the one a gateway signed",
+                        "ToolCall's tenant not trusted: no " + TenantClaims.HEADER + " header: the claim of no tenant for "
+                                + "run run-1 is not signed by a gateway");
+        assertThat(kafka.answered("call-forged")).isFalse();
+        assertThat(kafka.answered("call-unsigned")).isFalse();
+        assertThat(kafka.workspace.resolve("tenants").resolve("tenant-b")).as("nothing ran as tenant-b").doesNotExist();
+    }
+
+    private static byte[] toolCall(String callId, String turnId, String tenantId) {
+        return Json.toBytes(new ToolCall(callId, turnId, "thread-1", "run-1", "item-" + callId, "list_files",
+                Json.parseOrText("{}"), System.currentTimeMillis(), tenantId));
     }
 
     @Test

@@ -308,10 +308,10 @@ class ToolSchedulerTest {
             assertThat(harness.approvalRequests).containsExactly(approved, denied);
             assertThat(harness.askReasons).containsEntry(approved, ControlMessage.ASK_POLICY);
             assertThat(harness.answered(approved)).as("held until decided").isFalse();
-            harness.scheduler.decide(approved, true, null);
-            harness.scheduler.decide(approved, false, "too late");
-            harness.scheduler.decide(denied, false, "not this one");
-            harness.scheduler.decide(denied, true, null);
+            harness.scheduler.decide("turn-1", approved, true, null);
+            harness.scheduler.decide("turn-1", approved, false, "too late");
+            harness.scheduler.decide("turn-1", denied, false, "not this one");
+            harness.scheduler.decide("turn-1", denied, true, null);
 
             assertThat(harness.awaitResult(approved).success()).isTrue();
             ToolResult refusal = harness.awaitResult(denied);
@@ -366,9 +366,26 @@ class ToolSchedulerTest {
 
             assertThat(harness.approvalRequests).containsExactly(third);
             assertThat(harness.askReasons).containsEntry(third, ControlMessage.ASK_DOOM_LOOP);
-            harness.scheduler.decide(third, true, null);
+            harness.scheduler.decide("turn-1", third, true, null);
             assertThat(harness.awaitResult(third).success()).isTrue();
             assertThat(runs).hasValue(3);
+        }
+    }
+
+    @Test
+    void aCallIdReusedByAnotherTurnIsHeldAndDecidedApartFromIt() {
+        ScriptedTool write = ScriptedTool.safe("write", (args, context) -> TextNode.valueOf("ran in " + context.turnId()));
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(write)), "approval.write", "ask")) {
+            harness.callWithId("turn-a", "call-1", "write", "{}");
+            harness.callWithId("turn-b", "call-1", "write", "{}");
+
+            assertThat(harness.approvalRequests).as("each turn's call is held on its own").containsExactly("call-1", "call-1");
+            harness.scheduler.decide("turn-b", "call-1", true, null);
+            assertThat(SchedulerHarness.text(harness.awaitResult("turn-b", "call-1").output())).isEqualTo("ran in turn-b");
+            assertThat(harness.answered("turn-a", "call-1")).as("turn-b's approval decides nothing of turn-a").isFalse();
+
+            harness.scheduler.decide("turn-a", "call-1", false, "not this one");
+            assertThat(harness.awaitResult("turn-a", "call-1").error().code()).isEqualTo(ToolErrors.DENIED);
         }
     }
 }

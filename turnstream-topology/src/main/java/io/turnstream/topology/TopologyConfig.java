@@ -4,6 +4,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.schema.WireFormats;
 import java.time.Duration;
 import java.util.Arrays;
@@ -26,10 +27,12 @@ import org.apache.kafka.streams.StreamsConfig;
  *     told apart from events for turns never started
  * @param itemStateRetentionMs how long a closed turn's keys stay on the compacted {@code llm.item-state}
  *     before they get tombstones, so the topic (and every reader's start-up) holds what is recent
+ * @param claims checks the gateway's signature of {@code response_start.tenant_id} ({@link TenantClaims})
  */
 public record TopologyConfig(Topics topics, List<Integer> gradient, double minGrowthFraction, long batchTimeoutMs,
                              long idleTimeoutMs, long punctuateIntervalMs, long closedTurnRetentionMs,
-                             long itemStateRetentionMs, String applicationId, String stateDir, WireFormat wireFormat, Properties kafka) {
+                             long itemStateRetentionMs, String applicationId, String stateDir, WireFormat wireFormat, Properties kafka,
+                             TenantClaims claims) {
 
     public static final List<Integer> SEED_GRADIENT =
             List.of(10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000);
@@ -85,7 +88,8 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
                 settings.get(APPLICATION_ID, DEFAULT_APPLICATION_ID),
                 settings.get(STATE_DIR, DEFAULT_STATE_DIR),
                 WireFormats.from(settings),
-                settings.kafkaProperties());
+                settings.kafkaProperties(),
+                TenantClaims.from(settings, System.getenv()));
     }
 
     /**
@@ -113,7 +117,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public TopologyConfig withTopics(Topics newTopics) {
         return new TopologyConfig(newTopics, gradient, minGrowthFraction, batchTimeoutMs, idleTimeoutMs,
                 punctuateIntervalMs, closedTurnRetentionMs, itemStateRetentionMs, applicationId, stateDir, wireFormat,
-                kafka);
+                kafka, claims);
     }
 
     private static List<Integer> parseGradient(String value) {

@@ -22,6 +22,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayloadType;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
 import java.util.Comparator;
@@ -118,7 +119,13 @@ final class TurnMachine {
         switch (TurnPhase.of(turn)) {
             case NOT_STARTED -> {
                 if (start) {
-                    startTurn(runId, (ResponseStart) event.payload(), event, headers);
+                    ResponseStart responseStart = (ResponseStart) event.payload();
+                    String untrusted = config.claims().problem(responseStart.tenantId(), runId, TenantClaims.claimIn(headers));
+                    if (untrusted != null) {
+                        // the turn never starts: its later events are dead-lettered as events of no open turn
+                        return new Rejection("response_start not trusted: " + untrusted, responseStart.turnId());
+                    }
+                    startTurn(runId, responseStart, event, headers);
                     return null;
                 }
                 return new Rejection(event.type() + " before response_start: no open turn for run " + runId, null);
@@ -180,6 +187,7 @@ final class TurnMachine {
         turn.modelId = start.modelId();
         turn.providerId = start.providerId();
         turn.tenantId = start.tenantId();
+        turn.tenantClaim = TenantClaims.claimIn(headers);
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
         lastActivity.put(runId, now());

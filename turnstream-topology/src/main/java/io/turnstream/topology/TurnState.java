@@ -21,6 +21,9 @@ final class TurnState {
     String providerId;
     /** From {@code response_start}; carried on turn events and tool calls. Null for a turn of no tenant. */
     String tenantId;
+    /** The gateway's signature of the tenant ({@link io.turnstream.runtime.TenantClaims}), passed on with the tool calls; null without one. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    String tenantClaim;
     /** The W3C trace context of the turn, copied to the headers of what it emits (see {@link TurnTrace}); null without one. */
     String traceparent;
     String tracestate;

@@ -8,6 +8,7 @@ import io.turnstream.model.UiPayload;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TenantClaims;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -15,6 +16,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.StringJoiner;
 import java.util.UUID;
 import java.util.function.LongSupplier;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -76,7 +78,12 @@ final class UpsertEmitter {
 
     void publish(TurnState turn, ToolCall call) {
         byte[] bytes = config.wireFormat().write(config.topics().toolCalls(), call);
-        sinks.send(UpsertTopology.TOOL_CALLS_SINK, new Record<>(call.turnId(), bytes, call.requestedAt(), TurnTrace.headers(turn)));
+        Headers headers = TurnTrace.headers(turn);
+        if (turn.tenantClaim != null) {
+            // the executor checks the gateway's claim itself before it runs the call in the tenant's workspace
+            headers.add(TenantClaims.HEADER, turn.tenantClaim.getBytes(StandardCharsets.UTF_8));
+        }
+        sinks.send(UpsertTopology.TOOL_CALLS_SINK, new Record<>(call.turnId(), bytes, call.requestedAt(), headers));
     }
 
     /**

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -82,6 +83,12 @@ final class TopologyHarness implements AutoCloseable {
         rawEvents.pipeInput(runId, Json.toBytes(event));
     }
 
+    /** As {@link #send}, with record headers (a tenant claim, a trace context). */
+    void send(String runId, StreamPayload payload, Headers headers) {
+        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), 0, runId, payload);
+        rawEvents.pipeInput(new TestRecord<>(runId, Json.toBytes(event), headers));
+    }
+
     void sendRaw(String key, String value) {
         rawEvents.pipeInput(key, value.getBytes(StandardCharsets.UTF_8));
     }
@@ -131,6 +138,11 @@ final class TopologyHarness implements AutoCloseable {
     List<ToolCall> toolCalls() {
         return toolCalls.readValuesToList().stream()
                 .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), ToolCall.class)).toList();
+    }
+
+    /** The tool calls emitted since the last call, as records (with their headers). */
+    List<TestRecord<String, byte[]>> toolCallRecords() {
+        return toolCalls.readRecordsToList();
     }
 
     List<DeadLetter> deadLetters() {

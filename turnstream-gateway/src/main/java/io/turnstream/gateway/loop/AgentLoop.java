@@ -8,7 +8,6 @@ import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
-import io.turnstream.gateway.provider.ProviderClient;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
@@ -111,13 +110,10 @@ public final class AgentLoop implements Runnable {
     /** When the running model step started (System.nanoTime), until its first output is published; 0 otherwise. */
     private long stepStarted;
 
-    /** @param progress where the turn starts: at the beginning, or where another gateway left it */
-    public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
-              TurnPublisher producer, ProviderClient client, GatewayMetrics metrics, LoopConfig config) {
-        this(turn, progress, active, registry, producer, client, LoopWaits.blocking(producer.clock()), metrics, config);
-    }
-
-    /** @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation */
+    /**
+     * @param progress where the turn starts: at the beginning, or where another gateway left it
+     * @param waits how the turn waits: blocking its thread in the gateway, moving a clock in the simulation
+     */
     public AgentLoop(Turn turn, TurnProgress progress, TurnRegistry.ActiveTurn active, TurnRegistry registry,
               TurnPublisher producer, ModelCaller client, LoopWaits waits, GatewayMetrics metrics, LoopConfig config) {
         this.waits = waits;
@@ -188,6 +184,8 @@ public final class AgentLoop implements Runnable {
         }
         TurnProgress.Awaiting awaiting = progress.awaiting();
         if (awaiting != null) {
+            // a denial the previous owner published ends the turn as one that arrives here does
+            denied = !awaiting.denied().isEmpty();
             release(executorCalls(awaiting.unreleased()));
             List<ToolCallRequest> executorCalls = executorCalls(awaiting.calls());
             if (!executorCalls.isEmpty()) {
@@ -391,8 +389,11 @@ public final class AgentLoop implements Runnable {
                 denied = true;
             }
             spans.toolCallEnded(answered.call().callId(), result, null);
-            outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
-            reporter.toolFinished(answered.call(), answered.result());
+            // together: the status says why the call failed (a denial), which a gateway taking the turn over reads
+            producer.atomically(() -> {
+                outputs.put(answered.call().callId(), publishOutput(answered.outputId(), answered.call(), answered.result()));
+                reporter.toolFinished(answered.call(), answered.result());
+            });
         } else if (output instanceof ToolRound.Output.Unanswered unanswered) {
             endWithoutResult(unanswered.outputId(), unanswered.call(), unanswered.startedAt(), unanswered.why());
         }

@@ -3,6 +3,7 @@ package io.turnstream.gateway.loop;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.ItemType;
@@ -19,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * How far a turn got, as far as Kafka knows: where its agent loop starts. A new turn starts at
@@ -52,9 +54,11 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
      * @param published outputs already published, by call id
      * @param unreleased calls whose {@code item_done} the previous gateway had not published after the
      *                   step's checkpoint: they have not gone to the executor yet
+     * @param denied ids of published outputs that are denials (their {@code tool_status} says {@code DENIED}):
+     *               with {@code on-deny} {@code stop} the turn ends after this step
      */
     public record Awaiting(int step, List<ToolCallRequest> calls, Map<String, Conversation.ToolOutput> published,
-                           List<ToolCallRequest> unreleased) {
+                           List<ToolCallRequest> unreleased, Set<String> denied) {
     }
 
     /**
@@ -110,6 +114,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         Set<String> closedItems = new HashSet<>();
         Set<String> withdrawnItems = new HashSet<>();
         Map<String, OutputItem> outputs = new HashMap<>();
+        Set<String> denied = new HashSet<>();
         boolean started = false;
         ResponseStatus ended = null;
         for (StreamPayload payload : events) {
@@ -128,6 +133,9 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
                 closedItems.add(cancelled.itemId());
             } else if (payload instanceof StreamPayload.ItemWithdrawn withdrawn) {
                 withdrawnItems.add(withdrawn.itemId());
+            } else if (payload instanceof StreamPayload.ToolStatus status && status.error() != null
+                    && ErrorCodes.TOOL_CALL_DENIED.equals(status.error().code())) {
+                denied.add(status.callId());
             } else if (payload instanceof StreamPayload.ResponseDone done) {
                 ended = done.status();
             } else if (payload instanceof StreamPayload.ResponseError) {
@@ -155,8 +163,11 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
             completed.add(new Conversation.AssistantNative(checkpoint.get("assistant")));
             List<ToolCallRequest> calls = List.of(Json.MAPPER.convertValue(checkpoint.path("toolCalls"),
                     ToolCallRequest[].class));
-            awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, publishedOutputs(calls, outputs),
-                    calls.stream().filter(call -> !closedItems.contains(call.itemId())).toList());
+            Map<String, Conversation.ToolOutput> published = publishedOutputs(calls, outputs);
+            awaiting = calls.isEmpty() ? null : new Awaiting(lastStep, calls, published,
+                    calls.stream().filter(call -> !closedItems.contains(call.itemId())).toList(),
+                    calls.stream().map(ToolCallRequest::callId)
+                            .filter(id -> published.containsKey(id) && denied.contains(id)).collect(Collectors.toSet()));
             finishReason = calls.isEmpty() ? checkpoint.path("finishReason").asText("stop") : null;
             if (checkpoint.path("continued").asBoolean(false)) {
                 completed.add(new Conversation.UserText(MaxTokensContinuation.PROMPT));

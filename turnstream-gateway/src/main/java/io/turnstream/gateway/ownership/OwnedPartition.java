@@ -10,6 +10,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.time.Duration;
@@ -40,11 +41,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * the open transaction; the ownership loop commits it every commit interval, together with the
  * partition's group offset: the earliest request whose turn has not finished here.
  */
-public final class OwnedPartition implements AutoCloseable {
+public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
     private final TopicPartition partition;
     private final Topics topics;
     private final WireFormat format;
+    private final TenantClaims claims;
     private final Clock clock;
     private final Producer<String, byte[]> producer;
     private final AutoCloseable producerMetrics;
@@ -62,8 +64,9 @@ public final class OwnedPartition implements AutoCloseable {
      * producer is closed and the error thrown: the partition's takeover is retried.
      */
     OwnedPartition(TopicPartition partition, TransactionalProducer opened, Topics topics, WireFormat format,
-                   Clock clock) {
+                   TenantClaims claims, Clock clock) {
         this.partition = partition;
+        this.claims = claims;
         this.clock = clock;
         this.topics = topics;
         this.format = format;
@@ -105,7 +108,7 @@ public final class OwnedPartition implements AutoCloseable {
         return partition;
     }
 
-    /** The writer of one turn of this partition. */
+    @Override
     public TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {
         return new TurnPublisher() {
             @Override
@@ -120,6 +123,9 @@ public final class OwnedPartition implements AutoCloseable {
                 ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.rawEvents(), runId,
                         format.write(topics.rawEvents(), event));
                 trace.addTo(record.headers());
+                if (payload instanceof StreamPayload.ResponseStart start) {
+                    claims.addTo(record.headers(), start.tenantId(), runId);
+                }
                 return send(record);
             }
 
@@ -145,7 +151,7 @@ public final class OwnedPartition implements AutoCloseable {
         };
     }
 
-    /** A turn of the request at {@code offset} runs here now. */
+    @Override
     public void started(long offset, TurnRegistry.ActiveTurn turn) {
         unfinished.put(offset, turn.status.turnId());
         running.put(turn.status.turnId(), turn);
@@ -156,7 +162,7 @@ public final class OwnedPartition implements AutoCloseable {
         unfinished.remove(offset);
     }
 
-    /** The turn stopped running here; unless it was handed over, its request need not be read again. */
+    @Override
     public void stopped(long offset, String turnId, boolean handedOver) {
         if (!handedOver) {
             unfinished.remove(offset);

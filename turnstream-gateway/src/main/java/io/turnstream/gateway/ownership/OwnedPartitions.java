@@ -136,7 +136,7 @@ public final class OwnedPartitions {
 
     private boolean fence(TopicPartition partition) {
         try {
-            owned.put(partition, new OwnedPartition(partition, producers.open(partition), topics, format, clock));
+            owned.put(partition, new OwnedPartition(partition, producers.open(partition), topics, format, config.claims(), clock));
         } catch (KafkaException e) {
             retryLater(partition, e);
             return false;

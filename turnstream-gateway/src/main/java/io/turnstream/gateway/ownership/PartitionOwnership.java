@@ -47,7 +47,7 @@ public final class PartitionOwnership implements AutoCloseable {
          * holds of it (its step records are {@code steps}).
          */
         void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                 OwnedPartition partition, long offset);
+                 TurnPartition partition, long offset);
     }
 
     private final Topics topics;

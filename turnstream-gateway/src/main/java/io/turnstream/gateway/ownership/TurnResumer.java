@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * there, what was aborted is never seen. A record that cannot be read is skipped with a warning; a
  * transaction still open after {@link #READ_LIMIT} leaves the read with what is committed.
  */
-public final class TurnResumer implements AutoCloseable {
+public final class TurnResumer implements TurnHistory, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TurnResumer.class);
     private static final String CLIENT_ID = "turnstream-gateway-resume";
@@ -63,10 +63,7 @@ public final class TurnResumer implements AutoCloseable {
         this.admin = Admin.create(kafkaProperties);
     }
 
-    /**
-     * How far the turn got. Results of tool calls the turn still waits for are handed to
-     * {@code active} (which is registered first, so later results reach it through the inbox).
-     */
+    @Override
     public TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
                           TurnRegistry.ActiveTurn active) {
         Instant since = Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));

@@ -18,14 +18,11 @@ import java.util.Map;
  * @param maxBodyBytes      the largest request body
  * @param maxFieldChars     the longest string anywhere in a JSON body
  * @param unknownTurnGrace  how long a request for a turn no one knows yet waits for it to appear before 404
- * @param maxConcurrentTurns per tenant, on this instance
- * @param maxTurnsPerMinute per tenant, on this instance
  * @param maxRequestsPerSecond per tenant, on this instance (a token bucket with a burst of as many)
  * @param maxOpenStreams event streams (SSE) open at once per tenant, on this instance
  */
 public record SecurityConfig(ApiKeys keys, boolean insecure, List<String> allowedOrigins, long maxBodyBytes,
-                             int maxFieldChars, Duration unknownTurnGrace, int maxConcurrentTurns, int maxTurnsPerMinute,
-                             int maxRequestsPerSecond, int maxOpenStreams) {
+                             int maxFieldChars, Duration unknownTurnGrace, int maxRequestsPerSecond, int maxOpenStreams) {
 
     public static final String PREFIX = "turnstream.gateway.";
     public static final String API_KEYS_FILE = PREFIX + "api-keys-file";
@@ -48,8 +45,6 @@ public record SecurityConfig(ApiKeys keys, boolean insecure, List<String> allowe
                 positive(settings, "max-body-bytes", 1024 * 1024),
                 (int) positive(settings, "max-field-chars", 200_000),
                 Duration.ofMillis(positive(settings, "unknown-turn-grace-ms", 3_000)),
-                (int) positive(settings, "tenant.max-concurrent-turns", 32),
-                (int) positive(settings, "tenant.max-turns-per-minute", 120),
                 (int) positive(settings, "tenant.max-requests-per-second", 50),
                 (int) positive(settings, "tenant.max-open-streams", 64));
     }

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * items of those turns from {@code llm.item-state} through the gateway's views. The turn before the new one may have
  * just ended here; its items are waited for, up to {@link #ITEMS_WAIT}.
  */
-public final class ThreadHistory {
+public final class ThreadHistory implements ThreadRebuild {
 
     private static final Logger LOG = LoggerFactory.getLogger(ThreadHistory.class);
     static final Duration ITEMS_WAIT = Duration.ofSeconds(30);
@@ -58,6 +58,7 @@ public final class ThreadHistory {
      * @param offset the request's offset on {@code llm.turn-requests}: the turns requested before it are its past
      * @param before the thread's turn that ran here just before it, if any: its items are waited for
      */
+    @Override
     public TurnRequest rebuild(TurnRequestRecord record, TurnRequest request, long offset, Optional<String> before) {
         if (!request.fromThread() && !ThreadConversation.namesEarlierTurns(request.history())) {
             return request;

@@ -5,14 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.TurnRequestRecord;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,6 +87,20 @@ class TurnProgressTest {
         assertThat(progress.awaiting().published()).containsOnlyKeys("call-a")
                 .containsEntry("call-a", new Conversation.ToolOutput("call-a", "read_file", "file text", true));
         assertThat(progress.interrupted()).isNull();
+    }
+
+    @Test
+    void aPublishedDenialIsKnownFromItsToolStatusSoTheTurnStillStopsAfterATakeover() {
+        started();
+        steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, toolStep(CALL_A, CALL_B), false)));
+        output(1, 0, CALL_A, "Not executed: the call was denied: no");
+        events.add(new StreamPayload.ToolStatus(CALL_A.itemId(), "call-a", "read_file", ToolState.ERROR, null, 2L,
+                ErrorInfo.of(ErrorCodes.TOOL_CALL_DENIED, "no")));
+        output(1, 1, CALL_B, "a failure that is no denial");
+        events.add(new StreamPayload.ToolStatus(CALL_B.itemId(), "call-b", "list_files", ToolState.ERROR, null, 2L,
+                ErrorInfo.of("TOOL_ERROR", "no such directory")));
+
+        assertThat(fold().awaiting().denied()).containsExactly("call-a");
     }
 
     @Test

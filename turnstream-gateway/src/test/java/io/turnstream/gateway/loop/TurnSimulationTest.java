@@ -61,9 +61,14 @@ import org.junit.jupiter.api.Test;
  * simulated provider, tool executor, clock and Kafka log, under a fault schedule drawn from a seed:
  * HTTP 429 with and without retry-after, 529, 500, a prompt too long, a stream broken or stalled at any
  * event (before output, mid-text, after a whole tool block), an in-stream overload, {@code max_tokens},
- * a fallback model or none, tool results late, missing (timeout), failed or denied, a cancel at any moment,
- * and the owner crashing before any of its writes; the log commits at random points as the ownership loop's
- * commit interval does, a crash aborts what was not committed, and a new owner resumes from what was
+ * a fallback model or none, compaction (its summarisation call refused, broken, empty or cancelled), tool
+ * results late, missing (timeout), failed or denied, approvals asked and decided late, twice, contradictorily,
+ * never (the executor's timeout denial) or denied (with {@code on-deny} {@code stop} and {@code continue}),
+ * a cancel at any moment, the owner crashing before any of its writes, and rebalance and drain (the
+ * partition revoked mid-turn: the turn is handed over at its next step boundary, or cut off where it is
+ * when the handover deadline passes). The log commits at random points as the ownership loop's commit
+ * interval does, a crash or cut-off aborts what was not committed, and a new owner (a new registry and
+ * approval rounds, which know pending asks from the compacted source) resumes from what was committed
  * ({@link TurnProgress#of}), as on a takeover. Every schedule checks the invariants (see docs/gateway.md);
  * a failure names its seed, and {@code -Dsimulation.seed=<seed> -Dsimulation.schedules=1} replays it.
  */
@@ -75,6 +80,13 @@ class TurnSimulationTest {
     private static final String FALLBACK = "sim-small";
     private static final Duration STALL = Duration.ofSeconds(30);
     private static final Duration TOOL_TIMEOUT = Duration.ofSeconds(60);
+    /** The tool executor denies a call no one decided on within this (as its approval-timeout-ms). */
+    private static final Duration APPROVAL_TIMEOUT = Duration.ofSeconds(45);
+    private static final Duration REBALANCE_HANDOVER = Duration.ofSeconds(5);
+    private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    private static final String TURN = "turn";
+    /** How the executor's denials start (the contract's {@code Not executed: the call was denied[: reason]}). */
+    private static final String DENIAL = "Not executed: the call was denied";
     private static final List<ToolDefinition> TOOLS = List.of(
             new ToolDefinition("read_file", "reads", Json.MAPPER.createObjectNode()),
             new ToolDefinition("write_file", "writes", Json.MAPPER.createObjectNode()));
@@ -85,14 +97,17 @@ class TurnSimulationTest {
     enum Fault {
         HTTP_429_RETRY_AFTER, HTTP_429, HTTP_529, HTTP_500, PROMPT_TOO_LONG, BROKEN_BEFORE_OUTPUT, BROKEN_MID_STREAM,
         BROKEN_AFTER_TOOL_BLOCK, STALLED, OVERLOADED_IN_STREAM, MAX_TOKENS, TOOL_CALLS, FALLBACK_MODEL, TOOL_LATE,
-        TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, CANCEL, CRASH, TAKEOVER
+        TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, COMPACTION, COMPACTION_FAILS, COMPACTION_CANCELLED,
+        APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED, APPROVAL_LATE, APPROVAL_DUPLICATED, APPROVAL_CONTRADICTORY,
+        APPROVAL_NEVER, ON_DENY_STOP, ON_DENY_CONTINUE, CANCEL, CRASH, TAKEOVER, REBALANCE, DRAIN, HANDOVER_CUT_OFF
     }
 
     @BeforeAll
     static void quiet() {
-        // 10,000 turns log their every retry and step: only errors are worth printing here
+        // 10,000 turns log their every retry and step, and a turn cut off by a handover its refused writes:
+        // a failure shows as a broken invariant (an internal error is one), and a replay prints the errors
         previousLevel = LogManager.getLogger(QUIET).getLevel();
-        Configurator.setLevel(QUIET, Level.ERROR);
+        Configurator.setLevel(QUIET, SCHEDULES == 1 ? Level.ERROR : Level.OFF);
     }
 
     @AfterAll
@@ -178,7 +193,7 @@ class TurnSimulationTest {
         }
     }
 
-    /** One seeded schedule: a turn from request to its terminal event, through crashes and takeovers. */
+    /** One seeded schedule: a turn from request to its terminal event, through crashes, handovers and takeovers. */
     static final class Schedule {
         private final long seed;
         private final Random random;
@@ -190,13 +205,30 @@ class TurnSimulationTest {
         private int atomicDepth;
         private int owner;
         private int writesUntilCrash = -1;
+        /** The current owner's: what it runs, and the approval rounds it read on {@code llm.control}. */
+        private TurnRegistry registry;
+        private ApprovalDecisions approvals;
         private TurnRegistry.ActiveTurn active;
         private final List<ModelCall> calls = new ArrayList<>();
-        private final Map<String, Integer> executions = new HashMap<>();
+        /** Calls the executor received (their item_done was committed), and how often. */
+        private final Map<String, Integer> received = new HashMap<>();
+        /** Calls whose side effect happened: the executor ran them. */
+        private final Set<String> ran = new HashSet<>();
         private final Map<String, ToolResult> results = new HashMap<>();
         private final Map<String, Long> startedAt = new HashMap<>();
         private final Set<String> toolNeverAnswers = new HashSet<>();
+        /** Calls the executor asked a person about and holds until a decision. */
+        private final Set<String> awaitingDecision = new HashSet<>();
+        /** The decision the executor applied to each asked call: the first after its ask. */
+        private final Map<String, Boolean> standing = new HashMap<>();
+        private final boolean writesAskApproval;
         private long cancelAt = Long.MAX_VALUE;
+        /** When the owner's partition is revoked (rebalance, drain), and when its handover deadline passes. */
+        private long handoverAt = Long.MAX_VALUE;
+        private long cutOffAt = Long.MAX_VALUE;
+        private Duration handoverWait;
+        /** The owner's producer is fenced: its writes fail. */
+        private boolean fenced;
         private int timers;
         private int nextCallId;
         private final LoopConfig config;
@@ -204,21 +236,34 @@ class TurnSimulationTest {
 
         Schedule(long seed, Map<Fault, Integer> drawn) {
             this.seed = seed;
-            this.random = new Random(seed);
+            this.random = new Random(mixed(seed));
             this.drawn = drawn;
             Properties settings = new Properties();
             settings.setProperty("turnstream.gateway.context-window." + MODEL, "200000");
             settings.setProperty("turnstream.gateway.context-window." + FALLBACK, "200000");
+            LoopConfig.OnDeny onDeny = random.nextBoolean() ? LoopConfig.OnDeny.STOP : LoopConfig.OnDeny.CONTINUE;
+            count(onDeny == LoopConfig.OnDeny.STOP ? Fault.ON_DENY_STOP : Fault.ON_DENY_CONTINUE);
             this.config = new LoopConfig(1024, null, new RetryPolicy(1 + random.nextInt(4), Duration.ofSeconds(1),
                     Duration.ofSeconds(30)), TOOL_TIMEOUT, PriceTable.from(Settings.of(new Properties())),
-                    CompactionConfig.from(Settings.of(settings)),
-                    random.nextBoolean() ? LoopConfig.OnDeny.STOP : LoopConfig.OnDeny.CONTINUE);
+                    CompactionConfig.from(Settings.of(settings)), onDeny);
             String fallback = random.nextInt(3) == 0 ? null : FALLBACK;
             if (fallback != null) {
                 count(Fault.FALLBACK_MODEL);
             }
-            this.turn = new AgentLoop.Turn("turn", "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
+            this.writesAskApproval = random.nextBoolean();
+            this.turn = new AgentLoop.Turn(TURN, "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
                     fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null, Set.of());
+        }
+
+        /**
+         * The seed's bits spread (MurmurHash3's finaliser): {@code java.util.Random}'s first draws for
+         * consecutive seeds are nearly the same, so schedules base, base + 1, ... would draw alike.
+         */
+        private static long mixed(long seed) {
+            long z = seed;
+            z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
+            z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
+            return z ^ (z >>> 33);
         }
 
         /** Runs the turn to its end; returns how it ended. */
@@ -230,20 +275,35 @@ class TurnSimulationTest {
             int crashes = random.nextInt(3);
             while (true) {
                 writesUntilCrash = owner < crashes ? random.nextInt(40) : -1;
+                drawHandover();
                 TurnProgress progress = owner == 0 ? TurnProgress.fresh(MODEL) : resumed();
                 if (progress.endedStatus() != null) {
                     break;
                 }
-                TurnRegistry registry = new TurnRegistry();
-                active = registry.register(new TurnStatus("turn", "thread", RUN, TurnPhase.RUNNING));
+                registry = new TurnRegistry();
+                approvals = new ApprovalDecisions();
+                // a gateway started after an ask knows it from the compacted source (the call's awaiting_approval status)
+                awaitingDecision.forEach(callId -> approvals.askedBefore(TURN, callId));
                 if (clock.now >= cancelAt) {
-                    active.cancel.cancel("the user stopped the turn");
+                    // the cancel came before the turn started here: it is applied when it starts
+                    registry.cancel(TURN, "the user stopped the turn");
                 }
+                active = registry.register(new TurnStatus(TURN, "thread", RUN, TurnPhase.RUNNING));
+                approvals.showAwaiting(TURN, progress, active);
                 results.values().forEach(result -> at(clock.now, () -> deliver(result)));
                 try {
                     new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(), new GatewayMetrics(),
                             config).run();
-                    break;
+                    assertThat(registry.runningCount()).as("the turn's slot in the registry is released").isZero();
+                    if (!active.handover.isDone()) {
+                        break;
+                    }
+                    // handed over: at a step boundary the revoke commits and lets go; cut off, the log was aborted
+                    if (!fenced) {
+                        commit();
+                    }
+                    clock.now += random.nextInt(3_000);
+                    owner++;
                 } catch (Crash crash) {
                     count(Fault.CRASH);
                     abortUncommitted();
@@ -254,7 +314,26 @@ class TurnSimulationTest {
                 }
             }
             commit();
+            // the executor goes on after the turn ended: what it was asked to do happens, or not, by its decisions
+            while (!agenda.isEmpty()) {
+                Timed next = agenda.poll();
+                clock.now = Math.max(clock.now, next.at());
+                next.action().run();
+            }
             return check();
+        }
+
+        /** Maybe the owner's partition is revoked while it runs the turn: a rebalance, or a drain (SIGTERM). */
+        private void drawHandover() {
+            fenced = false;
+            handoverAt = Long.MAX_VALUE;
+            cutOffAt = Long.MAX_VALUE;
+            int draw = random.nextInt(8);
+            if (draw < 2 && owner < 3) {
+                handoverAt = clock.now + random.nextInt(200_000);
+                handoverWait = draw == 0 ? REBALANCE_HANDOVER : DRAIN_TIMEOUT;
+                count(draw == 0 ? Fault.REBALANCE : Fault.DRAIN);
+            }
         }
 
         private TurnProgress resumed() {
@@ -277,15 +356,13 @@ class TurnSimulationTest {
             return new TurnPublisher() {
                 @Override
                 public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
-                    write(new Entry(payload, null, null, owner, 0));
-                    return CompletableFuture.completedFuture(null);
+                    return write(new Entry(payload, null, null, owner, 0));
                 }
 
                 @Override
                 public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
-                    write(new Entry(null, step, checkpoint, owner,
+                    return write(new Entry(null, step, checkpoint, owner,
                             (int) calls.stream().filter(call -> call.owner == owner).count()));
-                    return CompletableFuture.completedFuture(null);
                 }
 
                 @Override
@@ -306,17 +383,22 @@ class TurnSimulationTest {
             };
         }
 
-        private void write(Entry entry) {
+        private CompletableFuture<Void> write(Entry entry) {
+            if (fenced) {
+                // as OwnedPartition's send once the partition is let go
+                return CompletableFuture.failedFuture(new IllegalStateException("the partition is no longer owned"));
+            }
             if (writesUntilCrash == 0) {
                 throw new Crash();
             }
             writesUntilCrash--;
             log.add(entry);
             maybeCommit();
+            return CompletableFuture.completedFuture(null);
         }
 
         private void maybeCommit() {
-            if (atomicDepth == 0 && random.nextInt(4) == 0) {
+            if (atomicDepth == 0 && !fenced && random.nextInt(4) == 0) {
                 commit();
             }
         }
@@ -326,21 +408,22 @@ class TurnSimulationTest {
                 StreamPayload event = log.get(i).event();
                 if (event instanceof StreamPayload.ItemDone done && done.finalItem() != null
                         && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
-                    execute(done.finalItem().callId(), done.finalItem().name());
+                    receive(done.finalItem().callId(), done.finalItem().name());
                 }
             }
             committed = log.size();
         }
 
+        /** What the owner did not commit is aborted; the executor's work goes on (it is another process). */
         private void abortUncommitted() {
             log.subList(committed, log.size()).clear();
-            agenda.clear();
         }
 
         // ---- the simulated tool executor: runs a call once its item_done is committed
 
-        private void execute(String callId, String name) {
-            executions.merge(callId, 1, Integer::sum);
+        /** A call reached the executor: it runs it, refuses it, or asks a person first. */
+        private void receive(String callId, String name) {
+            received.merge(callId, 1, Integer::sum);
             long start = clock.now + random.nextInt(2_000);
             int fate = random.nextInt(12);
             if (fate == 0) {
@@ -352,31 +435,107 @@ class TurnSimulationTest {
                 count(Fault.TOOL_LATE);
                 start += TOOL_TIMEOUT.toMillis() / 2;
             }
-            long started = start;
-            at(started, () -> {
-                startedAt.put(callId, started);
-                active.started(callId).complete(started);
-            });
-            boolean denied = fate == 2 && name.equals("write_file");
-            boolean fails = fate == 3;
-            if (denied) {
+            if (name.equals("write_file") && fate == 2) {
                 count(Fault.TOOL_DENIED);
-            } else if (fails) {
+                long at = start;
+                at(at, () -> refuse(callId, name, "the policy denies write_file", at));
+            } else if (name.equals("write_file") && writesAskApproval) {
+                ask(callId, start);
+            } else {
+                execute(callId, name, start, fate == 3);
+            }
+        }
+
+        private void execute(String callId, String name, long start, boolean fails) {
+            if (fails) {
                 count(Fault.TOOL_FAILS);
             }
-            long done = started + random.nextInt(3_000);
-            ErrorInfo error = denied ? ErrorInfo.of(ErrorCodes.TOOL_CALL_DENIED, "the user said no")
-                    : fails ? ErrorInfo.of("TOOL_FAILED", "no such file") : null;
-            ToolResult result = new ToolResult(callId, "turn", name, error == null, TextNode.valueOf("out-" + callId),
-                    error, started, done);
-            at(done, () -> {
-                results.put(callId, result);
-                deliver(result);
+            at(start, () -> {
+                ran.add(callId);
+                startedAt.put(callId, start);
+                registry.toolStarted(TURN, callId, start);
             });
+            long done = start + random.nextInt(3_000);
+            ErrorInfo error = fails ? ErrorInfo.of("TOOL_ERROR", "no such file") : null;
+            ToolResult result = new ToolResult(callId, TURN, name, error == null, TextNode.valueOf("out-" + callId),
+                    error, start, done);
+            at(done, () -> answer(result));
+        }
+
+        private void refuse(String callId, String name, String why, long at) {
+            answer(new ToolResult(callId, TURN, name, false, TextNode.valueOf(DENIAL + ": " + why),
+                    ErrorInfo.of(ErrorCodes.TOOL_CALL_DENIED, why), 0, at));
+        }
+
+        private void answer(ToolResult result) {
+            results.put(result.callId(), result);
+            deliver(result);
+        }
+
+        /**
+         * The executor asks on {@code llm.control} and holds the call; people decide on time, late, twice,
+         * both ways, or never (the executor's own denial at its approval timeout is then the decision).
+         */
+        private void ask(String callId, long at) {
+            count(Fault.APPROVAL_ASKED);
+            at(at, () -> {
+                awaitingDecision.add(callId);
+                // as InboxRouting routes the ask: to the approval rounds and the running turn
+                approvals.asked(TURN, callId);
+                registry.approvalRequested(TURN, callId);
+            });
+            long timeout = at + APPROVAL_TIMEOUT.toMillis();
+            at(timeout, () -> decide(callId, false, "no approval within " + APPROVAL_TIMEOUT.toSeconds() + " s"));
+            long decided = at + random.nextInt((int) APPROVAL_TIMEOUT.toMillis());
+            boolean approve = random.nextBoolean();
+            switch (random.nextInt(6)) {
+                case 0 -> {
+                    count(Fault.APPROVAL_ALLOWED);
+                    at(decided, () -> decide(callId, true, null));
+                }
+                case 1 -> {
+                    count(Fault.APPROVAL_DENIED);
+                    at(decided, () -> decide(callId, false, "the user said no"));
+                }
+                case 2 -> {
+                    count(Fault.APPROVAL_LATE);
+                    at(timeout + random.nextInt(30_000), () -> decide(callId, approve, "late"));
+                }
+                case 3 -> {
+                    count(Fault.APPROVAL_DUPLICATED);
+                    at(decided, () -> decide(callId, approve, "once"));
+                    at(decided + random.nextInt(5_000), () -> decide(callId, approve, "twice"));
+                }
+                case 4 -> {
+                    count(Fault.APPROVAL_CONTRADICTORY);
+                    at(decided, () -> decide(callId, approve, "first"));
+                    at(decided + random.nextInt(5_000), () -> decide(callId, !approve, "second thoughts"));
+                }
+                default -> count(Fault.APPROVAL_NEVER);
+            }
+        }
+
+        /**
+         * A decision on {@code llm.control}: the gateway's approval rounds and the executor read it in the
+         * same order; the first after the ask stands, for both.
+         */
+        private void decide(String callId, boolean approved, String reason) {
+            approvals.decided(TURN, callId, approved, reason);
+            if (!awaitingDecision.remove(callId)) {
+                return;
+            }
+            standing.put(callId, approved);
+            assertThat(approvals.round(TURN, callId).decision).as("the gateway reports the decision on %s that "
+                    + "stands", callId).isCompletedWithValue(new ApprovalDecisions.Decision(approved, reason));
+            if (approved) {
+                execute(callId, "write_file", clock.now, random.nextInt(6) == 0);
+            } else {
+                refuse(callId, "write_file", reason, clock.now);
+            }
         }
 
         private void deliver(ToolResult result) {
-            active.result(result.callId()).complete(result);
+            registry.deliver(TURN, result);
         }
 
         // ---- time: the loop's waits run what is scheduled until the time they wait for
@@ -392,23 +551,51 @@ class TurnSimulationTest {
             agenda.add(new Timed(when, timers++, action));
         }
 
-        /** Moves the clock to {@code until}, running what is due on the way and the cancel, if it falls before. */
+        /**
+         * Moves the clock to {@code until}, running what is due on the way: the executor's work, the cancel,
+         * and the partition's revocation and handover deadline.
+         */
         private void advance(long until, java.util.function.BooleanSupplier stop) {
             while (!stop.getAsBoolean()) {
                 Timed next = agenda.peek();
                 long cancel = active.cancel.isCancelled() ? Long.MAX_VALUE : cancelAt;
-                long due = Math.min(next == null ? Long.MAX_VALUE : next.at(), cancel);
+                long due = Math.min(Math.min(next == null ? Long.MAX_VALUE : next.at(), cancel),
+                        Math.min(handoverAt, cutOffAt));
                 if (due > until) {
                     clock.now = Math.max(clock.now, until);
                     return;
                 }
                 clock.now = Math.max(clock.now, due);
                 if (due == cancel) {
-                    active.cancel.cancel("the user stopped the turn");
+                    registry.cancel(TURN, "the user stopped the turn");
+                } else if (due == handoverAt) {
+                    revoke();
+                } else if (due == cutOffAt) {
+                    cutOff();
                 } else {
                     agenda.poll().action().run();
                 }
             }
+        }
+
+        /**
+         * As {@code OwnedPartitions.revoked}: the turn is asked to stop at its next step boundary, and what it
+         * wrote so far is committed while it gets there.
+         */
+        private void revoke() {
+            handoverAt = Long.MAX_VALUE;
+            cutOffAt = clock.now + handoverWait.toMillis();
+            active.handover.complete(null);
+            commit();
+        }
+
+        /** The handover deadline passed inside a step: the owner aborts what it did not commit and lets go. */
+        private void cutOff() {
+            cutOffAt = Long.MAX_VALUE;
+            count(Fault.HANDOVER_CUT_OFF);
+            abortUncommitted();
+            fenced = true;
+            active.cancel.cancel("handed over to another gateway");
         }
 
         private LoopWaits waits() {
@@ -439,9 +626,10 @@ class TurnSimulationTest {
                 ModelCall call = new ModelCall(summary ? 0 : stepOf(items), usage, owner);
                 if (!summary) {
                     checkNoCompletedStepIsCalledAgain(call.step);
+                    checkTheModelIsNotCalledAfterADenial(call.step);
                 }
                 calls.add(call);
-                StepOutcome outcome = summary ? summarise(items, usage) : answer(call, items, usage, cancel);
+                StepOutcome outcome = summary ? summarise(items, usage, cancel) : answer(call, items, usage, cancel);
                 call.usage = outcome.usage() == null ? new Usage(0, 0, 0) : outcome.usage();
                 return outcome;
             };
@@ -451,9 +639,35 @@ class TurnSimulationTest {
             return Integer.parseInt(items.idPrefix().substring((RUN + "-s").length()));
         }
 
-        private StepOutcome summarise(StepItems items, Usage usage) {
+        /** A compaction's summarisation call: it may be refused, break, answer nothing, or be cancelled. */
+        private StepOutcome summarise(StepItems items, Usage usage, CancelSignal cancel) {
+            count(Fault.COMPACTION);
+            int fault = random.nextInt(10);
+            if (fault == 0) {
+                count(Fault.COMPACTION_FAILS);
+                return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+            }
+            advance(clock.now + 20 + random.nextInt(2_000), cancel::isCancelled);
+            if (cancel.isCancelled()) {
+                count(Fault.COMPACTION_CANCELLED);
+                items.cancelAll();
+                return new StepOutcome(ResponseStatus.ABORTED, null, usage, List.of(), Json.MAPPER.createArrayNode(),
+                        null, false, false, null, items.published());
+            }
             StepItems.Item item = items.startMessage(null);
-            item.append("the story so far");
+            if (fault == 1) {
+                count(Fault.COMPACTION_FAILS);
+                items.failAll(ErrorInfo.of(ErrorCodes.CONNECTION_FAILED, "the stream failed"));
+                return new StepOutcome(ResponseStatus.ERROR, null, usage, List.of(), Json.MAPPER.createArrayNode(),
+                        ErrorInfo.of(ErrorCodes.CONNECTION_FAILED, "the stream failed"), true, false, null,
+                        items.published());
+            }
+            if (fault == 2) {
+                // an answer without text: the compaction fails too
+                count(Fault.COMPACTION_FAILS);
+            } else {
+                item.append("the story so far");
+            }
             item.done(null);
             return new StepOutcome(ResponseStatus.COMPLETE, FinishReasons.STOP, usage, List.of(),
                     Json.MAPPER.createArrayNode(), null, false, false, null, items.published());
@@ -605,6 +819,36 @@ class TurnSimulationTest {
                     + "without its checkpoint", step).isFalse();
         }
 
+        /**
+         * With {@code on-deny} {@code stop}, a step whose call was denied is the turn's last: once the owner has
+         * published (or read) a denial's output, the model is not called for a later step.
+         */
+        private void checkTheModelIsNotCalledAfterADenial(int step) {
+            if (config.onDeny() != LoopConfig.OnDeny.STOP) {
+                return;
+            }
+            for (Entry entry : log) {
+                if (entry.event() instanceof StreamPayload.ItemDone done && denial(done)) {
+                    assertThat(stepOfItem(done.itemId())).as("the model is called for step %d after a denial in "
+                            + "%s (on-deny stop)", step, done.itemId()).isGreaterThanOrEqualTo(step);
+                }
+            }
+        }
+
+        /** The output of a call the executor refused with {@code DENIED}: the denial reached the turn. */
+        private boolean denial(StreamPayload.ItemDone done) {
+            if (done.finalItem() == null || done.finalItem().knownType() != ItemType.FUNCTION_CALL_OUTPUT) {
+                return false;
+            }
+            ToolResult result = results.get(done.finalItem().callId());
+            return result != null && result.error() != null && ErrorCodes.TOOL_CALL_DENIED.equals(result.error().code())
+                    && result.output().equals(done.finalItem().output());
+        }
+
+        private static int stepOfItem(String itemId) {
+            return Integer.parseInt(itemId.substring((RUN + "-s").length()).split("-")[0]);
+        }
+
         // ---- the invariants of the committed log
 
         private String check() {
@@ -645,35 +889,54 @@ class TurnSimulationTest {
                 }
             }
             for (String call : withdrawnCalls) {
-                assertThat(executions).as("a withdrawn attempt's call %s never runs", call).doesNotContainKey(call);
+                assertThat(received).as("a withdrawn attempt's call %s never reaches the executor", call)
+                        .doesNotContainKey(call);
             }
-            executions.forEach((call, times) -> assertThat(times).as("call %s runs once", call).isEqualTo(1));
+            received.forEach((call, times) -> assertThat(times).as("call %s reaches the executor once", call)
+                    .isEqualTo(1));
+            assertThat(received.keySet()).as("only released calls run").containsAll(ran);
+            standing.forEach((call, approved) -> assertThat(ran.contains(call))
+                    .as("call %s runs exactly when the decision that stands approves it", call).isEqualTo(approved));
             for (String call : released) {
                 assertThat(outputs.getOrDefault(call, 0)).as("call %s answered by exactly one output", call)
                         .isEqualTo(1);
             }
+            boolean deniedInTurn = events.stream().anyMatch(event -> event instanceof StreamPayload.ItemDone done
+                    && denial(done));
             if (terminal instanceof StreamPayload.ResponseDone done) {
                 long counted = tokens(done.usage()) + tokens(done.failedAttemptsUsage());
                 assertThat(counted).as("usage counted once per provider call, failed attempts included")
                         .isEqualTo(expectedTokens());
+                if (config.onDeny() == LoopConfig.OnDeny.CONTINUE || !deniedInTurn) {
+                    assertThat(done.finishReason()).as("only a denial with on-deny stop ends a turn as denied")
+                            .isNotEqualTo(FinishReasons.TOOL_DENIED);
+                } else if (done.status() == ResponseStatus.COMPLETE) {
+                    assertThat(done.finishReason()).as("a denial with on-deny stop ends the turn")
+                            .isEqualTo(FinishReasons.TOOL_DENIED);
+                }
                 return done.status().wire() + (done.finishReason() == null ? "" : "/" + done.finishReason());
             }
-            return "error/" + ((StreamPayload.ResponseError) terminal).error().code();
+            ErrorInfo error = ((StreamPayload.ResponseError) terminal).error();
+            assertThat(error.code()).as("the loop never fails inside the gateway: %s", error.message())
+                    .isNotEqualTo(ErrorCodes.INTERNAL);
+            return "error/" + error.code();
         }
 
         /**
-         * The tokens of every provider call the turn accounts for: all of the last owner's, and each
-         * crashed owner's up to its last committed checkpoint (what it used after that is lost with it).
+         * The tokens of every provider call the turn accounts for: all of the owner's that ended it, and
+         * each earlier owner's up to its last committed checkpoint (what a crashed or cut-off owner used
+         * after that is lost with it; one that handed over at a step boundary made no call after it).
          */
         private long expectedTokens() {
             Map<Integer, Integer> accounted = new HashMap<>();
             log.stream().filter(entry -> entry.step() != null)
                     .forEach(entry -> accounted.merge(entry.owner(), entry.ownerCalls(), Math::max));
+            int ender = log.get(log.size() - 1).owner();
             long sum = 0;
             int[] made = new int[owner + 1];
             for (ModelCall call : calls) {
                 made[call.owner]++;
-                if (call.owner == owner || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
+                if (call.owner == ender || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
                     sum += call.usage.promptTokens();
                 }
             }

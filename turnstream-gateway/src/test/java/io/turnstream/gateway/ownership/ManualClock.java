@@ -10,21 +10,21 @@ import java.time.ZoneOffset;
  * A clock tests move by hand; with a tick, every reading also moves it on by the tick, so a loop
  * bounded by a deadline ends after a few readings without waiting for real.
  */
-final class ManualClock extends Clock {
+public final class ManualClock extends Clock {
 
     private long millis;
     private final long tickMillis;
 
-    ManualClock(long startMillis, Duration tick) {
+    public ManualClock(long startMillis, Duration tick) {
         this.millis = startMillis;
         this.tickMillis = tick.toMillis();
     }
 
-    ManualClock(long startMillis) {
+    public ManualClock(long startMillis) {
         this(startMillis, Duration.ZERO);
     }
 
-    synchronized void advance(Duration duration) {
+    public synchronized void advance(Duration duration) {
         millis += duration.toMillis();
     }
 

@@ -10,6 +10,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,7 +42,7 @@ class OwnedPartitionsTest {
     private static final Topics TOPICS = Topics.DEFAULTS;
     private static final TopicPartition P0 = new TopicPartition(TOPICS.turnRequests(), 0);
     private static final OwnershipConfig CONFIG = new OwnershipConfig("turnstream-gateway", Duration.ofMillis(100),
-            Duration.ofSeconds(30), Duration.ofSeconds(5));
+            Duration.ofSeconds(30), Duration.ofSeconds(5), TenantClaims.UNSIGNED);
 
     private final ManualClock clock = new ManualClock(1_000_000);
     private final Log log = new Log();
@@ -354,7 +355,7 @@ class OwnedPartitionsTest {
 
         @Override
         public void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                        OwnedPartition partition, long offset) {
+                        TurnPartition partition, long offset) {
             runs.add(new Run(request.turnId(), offset, resume, steps.size()));
             TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(request.turnId(), request.threadId(),
                     request.runId(), TurnPhase.RUNNING));
