@@ -24,6 +24,14 @@ class ThreadConversationTest {
             [{"type": "thinking", "thinking": "Let me look.", "signature": "c2lnbmF0dXJl"},
              {"type": "tool_use", "id": "call_1", "name": "list_files", "input": {"path": "."}}]""");
     private static final JsonNode STEP_2 = json("[{\"type\": \"text\", \"text\": \"Two entries.\"}]");
+    private static final Conversation.ToolOutputs LISTED = new Conversation.ToolOutputs(List.of(
+            new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true)));
+    /** The first turn as its items tell it: text and tool calls, no reasoning. */
+    private static final List<Conversation.Entry> FIRST_TURN_FROM_ITEMS = List.of(
+            new Conversation.UserText("What is here?"),
+            new Conversation.AssistantToolCalls(null, List.of(new Conversation.ToolCall("call_1", "list_files", LIST_ARGS))),
+            LISTED,
+            new Conversation.AssistantText("Two entries."));
 
     /** Turn 1: a prompt, a step that thinks and lists the workspace, its result, a step that answers. */
     private static ThreadConversation.PastTurn firstTurn() {
@@ -53,8 +61,7 @@ class ThreadConversationTest {
         assertThat(rebuilt.history()).containsExactly(
                 new Conversation.UserText("What is here?"),
                 new Conversation.AssistantNative(STEP_1),
-                new Conversation.ToolOutputs(List.of(
-                        new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true))),
+                LISTED,
                 new Conversation.AssistantNative(STEP_2));
     }
 
@@ -63,13 +70,7 @@ class ThreadConversationTest {
         TurnRequest rebuilt = ThreadConversation.rebuild(List.of(firstTurn()), "openai",
                 onlyTheNewMessage("And in src?"));
 
-        assertThat(rebuilt.history()).containsExactly(
-                new Conversation.UserText("What is here?"),
-                new Conversation.AssistantToolCalls(null, List.of(
-                        new Conversation.ToolCall("call_1", "list_files", LIST_ARGS))),
-                new Conversation.ToolOutputs(List.of(
-                        new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true))),
-                new Conversation.AssistantText("Two entries."));
+        assertThat(rebuilt.history()).containsExactlyElementsOf(FIRST_TURN_FROM_ITEMS);
     }
 
     @Test
@@ -79,13 +80,7 @@ class ThreadConversationTest {
                 first.provider(), Map.of(), first.items());
 
         assertThat(ThreadConversation.rebuild(List.of(itemsOnly), "anthropic", onlyTheNewMessage("More?")).history())
-                .containsExactly(
-                        new Conversation.UserText("What is here?"),
-                        new Conversation.AssistantToolCalls(null, List.of(
-                                new Conversation.ToolCall("call_1", "list_files", LIST_ARGS))),
-                        new Conversation.ToolOutputs(List.of(
-                                new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true))),
-                        new Conversation.AssistantText("Two entries."));
+                .containsExactlyElementsOf(FIRST_TURN_FROM_ITEMS);
     }
 
     /** A client-side call: the turn stopped at it; the next request answers it, or moves on without answering. */
@@ -148,8 +143,7 @@ class ThreadConversationTest {
         assertThat(ThreadConversation.rebuild(List.of(firstTurn()), "anthropic", whole).history()).containsExactly(
                 new Conversation.UserText("What is here?"),
                 new Conversation.AssistantNative(STEP_1),
-                new Conversation.ToolOutputs(List.of(
-                        new Conversation.ToolOutput("call_1", "list_files", "README.md\nsrc", true))),
+                LISTED,
                 new Conversation.AssistantNative(STEP_2),
                 new Conversation.UserText("Thanks."),
                 new Conversation.AssistantText("You are welcome."));
