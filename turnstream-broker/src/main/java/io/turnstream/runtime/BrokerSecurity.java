@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -36,6 +37,7 @@ import org.apache.kafka.common.acl.AclBinding;
  * principals and passwords, for librdkafka clients: before librdkafka 2.6.1 (Debian 12's kcat ships 2.0.2)
  * their SCRAM client-final message repeats the client nonce, which Kafka 4 refuses (CVE-2024-56128); PLAIN
  * sends the password itself, so it is offered on this loopback broker only, never on a network.
+ * {@link #sharing} adds a secret some principals share (the tenant claim key) to their client files.
  */
 public final class BrokerSecurity {
 
@@ -51,6 +53,11 @@ public final class BrokerSecurity {
     private final Path credentialsDir;
     private final Map<String, String> passwords;
     private final List<AclBinding> acls;
+    private SharedSecret shared;
+
+    /** A secret some principals share, kept in a file of the credentials directory and named in their client files. */
+    private record SharedSecret(Path file, String settingKey, Set<String> principals, String value) {
+    }
 
     private BrokerSecurity(Path credentialsDir, Map<String, String> passwords, Collection<AclBinding> acls) {
         this.credentialsDir = credentialsDir;
@@ -73,6 +80,26 @@ public final class BrokerSecurity {
             passwords.put(principal, kept != null ? kept : newPassword(random));
         }
         return new BrokerSecurity(credentialsDir, passwords, acls);
+    }
+
+    /**
+     * Gives {@code principals} a random secret (kept across restarts) in {@code <credentials dir>/<fileName>}
+     * (owner only), named in their client files under {@code settingKey}: the services that must trust each
+     * other beyond the ACLs (the tenant claim key of the gateway, the topology and the tool executor).
+     */
+    public BrokerSecurity sharing(String fileName, String settingKey, Collection<String> principals) {
+        Path file = credentialsDir.resolve(fileName);
+        String kept = null;
+        if (Files.exists(file)) {
+            try {
+                kept = Files.readString(file).strip();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + file, e);
+            }
+        }
+        shared = new SharedSecret(file, settingKey, Set.copyOf(principals),
+                kept != null && !kept.isEmpty() ? kept : newPassword(new SecureRandom()));
+        return this;
     }
 
     /** Whether {@code credentialsDir} holds the admin's credentials, as a secured broker's data directory does. */
@@ -124,6 +151,9 @@ public final class BrokerSecurity {
         p.setProperty("security.protocol", PROTOCOL);
         p.setProperty("sasl.mechanism", MECHANISM);
         p.setProperty(PASSWORD_KEY, scramJaas(principal, password));
+        if (shared != null && shared.principals().contains(principal)) {
+            p.setProperty(shared.settingKey(), shared.file().toString());
+        }
         return p;
     }
 
@@ -183,6 +213,9 @@ public final class BrokerSecurity {
                         + "pass as --config FILE");
                 writeOwnerOnly(clientFile(principal), properties.toString());
                 writeOwnerOnly(librdkafkaFile(principal), librdkafkaSettings(principal, bootstrapServers));
+            }
+            if (shared != null) {
+                writeOwnerOnly(shared.file(), shared.value() + "\n");
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the client credentials to " + credentialsDir, e);

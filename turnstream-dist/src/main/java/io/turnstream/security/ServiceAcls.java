@@ -3,6 +3,7 @@ package io.turnstream.security;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.BrokerSecurity;
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.topology.TopologyConfig;
 import java.nio.file.Path;
@@ -126,7 +127,10 @@ public final class ServiceAcls {
      */
     public BrokerSecurity brokerSecurity(Path dataDir) {
         return BrokerSecurity.in(dataDir.resolve("credentials"),
-                Arrays.stream(Service.values()).map(Service::principalName).toList(), all());
+                Arrays.stream(Service.values()).map(Service::principalName).toList(), all())
+                // the services that check each other's tenant claims (docs/security.md, "Tenant claims")
+                .sharing("tenant-claim.key", TenantClaims.KEY_FILE, List.of(Service.GATEWAY.principalName(),
+                        Service.TOPOLOGY.principalName(), Service.TOOL_EXECUTOR.principalName()));
     }
 
     public List<AclBinding> of(Service service) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.cli.Main;
 import io.turnstream.model.Topics;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TurnstreamProcess;
 import io.turnstream.testsupport.Requires;
 import io.turnstream.testsupport.SystemTool;
@@ -91,6 +92,23 @@ class SecureBrokerTest {
                     .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
             assertThat(Files.readString(librdkafka)).contains("security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=PLAIN",
                     "sasl.username=" + principal + "\n", "bootstrap.servers=127.0.0.1");
+        }
+    }
+
+    /** The services that check each other's tenant claims share a key no other principal is given. */
+    @Test
+    void theGatewayTopologyAndToolExecutorShareATenantClaimKeyThatNoOtherPrincipalHas() throws Exception {
+        Path key = credentials.resolve("tenant-claim.key");
+        assertThat(Files.getPosixFilePermissions(key))
+                .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+        assertThat(Files.readString(key).strip()).hasSizeGreaterThanOrEqualTo(32);
+        for (String principal : List.of("gateway", "topology", "tool-executor", "admin", "connect")) {
+            Properties settings = new Properties();
+            try (var in = Files.newInputStream(file(principal))) {
+                settings.load(in);
+            }
+            assertThat(settings.getProperty(TenantClaims.KEY_FILE)).as(principal)
+                    .isEqualTo(List.of("admin", "connect").contains(principal) ? null : key.toString());
         }
     }
 

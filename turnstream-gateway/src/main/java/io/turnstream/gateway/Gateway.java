@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -61,7 +62,7 @@ public final class Gateway implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
 
     /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
-    private static final Duration PUBLISHED_TOOLS_WAIT = Duration.ofSeconds(10);
+    private static final Duration STARTUP_READ_WAIT = Duration.ofSeconds(10);
     /** Idempotency keys one gateway knows (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
 
@@ -131,6 +132,8 @@ public final class Gateway implements AutoCloseable {
             List<GatewayServer.Routes> routes = new ArrayList<>();
             startedIdempotency = IdempotencyIndex.start(settings.kafkaProperties(), topics.turnRequests(), wire, clock,
                     IDEMPOTENCY_KEYS);
+            awaitStartupRead(startedIdempotency.caughtUp(), "the last day's Idempotency-Keys are not all read yet; "
+                    + "a retry of a key not read yet is answered from the turn's ids");
             TurnViews viewsOfKafka = startedViews;
             TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(startedIdempotency,
                     turnId -> viewsOfKafka.snapshot(turnId, null).map(snapshot -> snapshot.threadId()), clock));
@@ -241,21 +244,20 @@ public final class Gateway implements AutoCloseable {
 
     /** Reads what the executors published before taking turns, boundedly: a turn started earlier would be offered none. */
     private void awaitPublishedTools() {
-        try {
-            tools.loaded().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException e) {
-            LOG.warn("the published tool definitions are not read yet; turns are offered what has arrived");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        awaitStartupRead(tools.loaded(), "the published tool definitions are not read yet; turns are offered what has arrived");
     }
 
     /** Counts the day's turns and usage before serving: a restarted gateway would otherwise allow a spent tenant. */
     private static void awaitUsage(UsageFeed usageFeed) {
+        awaitStartupRead(usageFeed.caughtUp(), "the day's turns and usage are not all read yet; tenant limits count what has arrived");
+    }
+
+    /** Waits up to {@link #STARTUP_READ_WAIT} for a reader to catch up; past it, or when it failed, says so and goes on. */
+    private static void awaitStartupRead(Future<?> read, String notYet) {
         try {
-            usageFeed.caughtUp().get(PUBLISHED_TOOLS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            read.get(STARTUP_READ_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
-            LOG.warn("the day's turns and usage are not all read yet; tenant limits count what has arrived");
+            LOG.warn(notYet);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

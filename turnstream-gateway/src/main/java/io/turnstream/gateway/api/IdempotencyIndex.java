@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -89,6 +90,11 @@ public final class IdempotencyIndex implements AutoCloseable {
             }
             return Optional.ofNullable(taken.get(id(tenantId, key)));
         }
+    }
+
+    /** Completes when the keys of the last day that the topic held at start-up are read. */
+    public CompletableFuture<Void> caughtUp() {
+        return reader.caughtUp();
     }
 
     /** True while its reader reads. */

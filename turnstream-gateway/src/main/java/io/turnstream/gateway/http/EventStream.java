@@ -2,6 +2,7 @@ package io.turnstream.gateway.http;
 
 import io.javalin.http.Context;
 import io.turnstream.gateway.sse.SseFormat;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
 import java.io.IOException;
@@ -50,8 +51,10 @@ public final class EventStream implements WriteListener {
         ctx.status(200).contentType("text/event-stream; charset=utf-8")
                 .header("Cache-Control", "no-cache").header("X-Accel-Buffering", "no");
         ctx.res().flushBuffer();
-        // started here, not by Javalin after the handler returns: non-blocking output needs an async request
-        ctx.req().startAsync().setTimeout(0);
+        // non-blocking output needs an async request: started here, not by Javalin after the handler returns,
+        // unless it already is (a route that waited for its turn runs on after an asynchronous wait)
+        AsyncContext async = ctx.req().isAsyncStarted() ? ctx.req().getAsyncContext() : ctx.req().startAsync();
+        async.setTimeout(0);
         EventStream stream = new EventStream(ctx.res().getOutputStream(), onClose);
         ctx.future(() -> stream.finished);
         stream.out.setWriteListener(stream);

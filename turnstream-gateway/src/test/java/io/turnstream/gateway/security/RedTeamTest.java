@@ -215,6 +215,26 @@ class RedTeamTest {
         }
     }
 
+    /**
+     * The asynchronous wait for an unknown turn and the non-blocking stream together: a stream asked for
+     * before its turn is known (the turn is accepted by another instance, say) streams once the turn appears.
+     */
+    @Test
+    void aStreamAskedForBeforeItsTurnIsKnownStreamsOnceItAppears() throws Exception {
+        TurnRecords turn = live.newTurn("thread-" + UUID.randomUUID(), "tenant-b");
+        CompletableFuture<HttpResponse<String>> stream = http.sendAsync(get("/v1/turns/" + turn.id + "/events", KEY_B),
+                HttpResponse.BodyHandlers.ofString());
+        // the stream's request went out first; one more answered request makes it all but certain it waits now
+        assertThat(http.send(post("/v1/turns", KEY_B, "{}"), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(400);
+
+        turn.started();
+        turn.message("m1", "Hello", ChangeType.COMPLETED);
+        turn.completed();
+
+        assertThat(stream.get().statusCode()).isEqualTo(200);
+        assertThat(stream.get().body()).contains("\"content\":\"Hello\"", "turn_completed");
+    }
+
     /** "there is no cap on a tenant's ... request rate": 429 with Retry-After, and another tenant is served meanwhile. */
     @Test
     void aTenantOverItsRequestRateGets429WhileAnotherIsServed() throws Exception {
