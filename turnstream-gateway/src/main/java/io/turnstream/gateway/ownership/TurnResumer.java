@@ -66,21 +66,9 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
     @Override
     public TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
                           TurnRegistry.ActiveTurn active) {
-        Instant since = Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));
         try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            List<StreamPayload> events = new ArrayList<>();
-            readKey(reads, topics.rawEvents(), request.runId(), since,
-                    record -> events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload()));
-            TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps, events);
-            if (progress.awaiting() != null && progress.endedStatus() == null) {
-                readKey(reads, topics.toolResults(), request.turnId(), since, record -> {
-                    ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
-                    if (result.callId() != null) {
-                        active.result(result.callId()).complete(result);
-                    }
-                });
-            }
-            return progress;
+            return progress(topics, format, request, steps, requestedModel, active,
+                    (topic, key, since, handler) -> readKey(reads, topic, key, since, handler));
         }
     }
 
@@ -94,6 +82,35 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
             readKey(reads, topics.turnRequests(), threadKey, since, records::add);
         }
         return records;
+    }
+
+    /** One key's records of a topic, written since a moment. */
+    interface KeyReads {
+        void read(String topic, String key, Instant since, GrouplessConsumer.RecordHandler handler);
+    }
+
+    /**
+     * What {@link #progress} reads and decides, on any reads: the run's raw events, folded; and, only when
+     * the turn waits for tool results and has not ended, the turn's tool results, handed to {@code active}.
+     * Both are read from {@link #CLOCK_SKEW} before the turn was accepted.
+     */
+    static TurnProgress progress(Topics topics, WireFormat format, TurnRequestRecord request,
+                                 List<TurnRequestRecord> steps, String requestedModel, TurnRegistry.ActiveTurn active,
+                                 KeyReads reads) {
+        Instant since = Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));
+        List<StreamPayload> events = new ArrayList<>();
+        reads.read(topics.rawEvents(), request.runId(), since,
+                record -> events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload()));
+        TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps, events);
+        if (progress.awaiting() != null && progress.endedStatus() == null) {
+            reads.read(topics.toolResults(), request.turnId(), since, record -> {
+                ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
+                if (result.callId() != null) {
+                    active.result(result.callId()).complete(result);
+                }
+            });
+        }
+        return progress;
     }
 
     /** The records of {@code key} written since a moment, on the partition the key is written to. */
