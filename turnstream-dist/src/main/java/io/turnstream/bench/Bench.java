@@ -65,6 +65,7 @@ public final class Bench {
         List<FloodResult> flood = List.of();
         List<Amplification> amplification = List.of();
         List<BenchResults.Memory> memory = List.of();
+        List<BenchResults.IsolationPair> isolation = List.of();
         try (BenchCluster cluster = new BenchCluster(kafkaOverrides, config.partitions())) {
             if (!config.steps().isEmpty()) {
                 LadderRun ladderRun = new LadderRun(cluster, config, progress);
@@ -77,11 +78,15 @@ public final class Bench {
             if (config.measures(Phase.AMPLIFICATION)) {
                 amplification = new AmplificationRun(cluster, config, progress).run();
             }
+            if (config.measures(Phase.ISOLATION)) {
+                isolation = new IsolationRun(cluster, config, progress).run();
+            }
         }
         LoadAverage loadAfter = Resources.loadAverage();
         Integer sustained = !config.measures(Phase.LADDER) ? null : ladder.stream()
                 .filter(s -> s.sustained(config.latencyTargetMs())).map(StepPairs::turns).max(Integer::compare).orElse(null);
-        List<Figure> figures = Figures.of(flood, ladder, amplification, memory);
+        List<Figure> figures = new ArrayList<>(Figures.of(flood, ladder, amplification, memory));
+        figures.addAll(Figures.isolation(isolation));
         List<String> warnings = Figures.warnings(figures);
         BenchResults results = new BenchResults(machine, settings(), loadBefore, loadAfter, figures, warnings, ladder,
                 sustained, flood, amplification, memory, targets(figures),
@@ -122,6 +127,8 @@ public final class Bench {
         }
         target(targets, figures, Figures.CHANGELOG_RECORDS, "<= 3x", 3, false);
         target(targets, figures, Figures.CHANGELOG_DISK, "<= 3x", 3, false);
+        target(targets, figures, Figures.ISOLATION_TURN_START, "<= 2x", 2, false);
+        target(targets, figures, Figures.ISOLATION_DELIVERY, "<= 2x", 2, false);
         return targets;
     }
 

@@ -44,10 +44,10 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     /**
      * What a run can measure: the flood pairs; the ladder (at every step, pairs of the topology and
      * the pass-through app); the appends (the topology's runs at the target step alone); the write
-     * amplification.
+     * amplification; the isolation of one tenant from another's abusive clients at the gateway.
      */
     public enum Phase {
-        FLOOD, LADDER, APPENDS, AMPLIFICATION;
+        FLOOD, LADDER, APPENDS, AMPLIFICATION, ISOLATION;
 
         public static Phase parse(String name) {
             try {

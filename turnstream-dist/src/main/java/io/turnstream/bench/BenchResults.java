@@ -85,6 +85,14 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
                          long rocksDbBytes, Map<String, Long> rocksDb) {
     }
 
+    /**
+     * One pair of the isolation phase: tenant B's {@code POST /v1/turns} p99 and SSE delivery p99 (ms) on the
+     * idle gateway, then while tenant A holds unknown-turn requests and SSE clients that stop reading.
+     */
+    public record IsolationPair(double idleTurnStartP99, double idleDeliveryP99, double loadedTurnStartP99,
+                                double loadedDeliveryP99) {
+    }
+
     /** A target judged on the median; {@code clear} when the whole range lies on the same side of it. */
     public record Target(String name, String target, String measured, boolean met, boolean clear) {
     }

@@ -3,6 +3,7 @@ package io.turnstream.bench;
 import io.turnstream.bench.BenchResults.Amplification;
 import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.FloodResult;
+import io.turnstream.bench.BenchResults.IsolationPair;
 import io.turnstream.bench.BenchResults.LadderStep;
 import io.turnstream.bench.BenchResults.Memory;
 import io.turnstream.bench.BenchResults.StepPairs;
@@ -32,6 +33,8 @@ final class Figures {
     static final String FLOOD_CPU_VS_PASS_THROUGH = "flood CPU per event, topology / pass-through Streams";
     static final String CHANGELOG_RECORDS = "changelog bytes / content bytes, records, worst length";
     static final String CHANGELOG_DISK = "changelog bytes / content bytes, on disk, worst length";
+    static final String ISOLATION_TURN_START = "POST /v1/turns p99 of another tenant, loaded / idle gateway";
+    static final String ISOLATION_DELIVERY = "SSE delivery p99 of another tenant, loaded / idle gateway";
 
     private final List<Figure> figures = new ArrayList<>();
 
@@ -49,6 +52,20 @@ final class Figures {
             f.add("heap per open turn at " + turns + " turns", "KB", values(memory, m -> m.heapPerOpenTurnBytes() / 1024.0));
             f.add("RocksDB memory at " + turns + " turns", "MB", values(memory, m -> m.rocksDbBytes() / 1048576.0));
         }
+        return List.copyOf(f.figures);
+    }
+
+    /** Tenant B's p99s loaded over idle (the median of the per-pair ratios), then each side's own. */
+    static List<Figure> isolation(List<IsolationPair> pairs) {
+        Figures f = new Figures();
+        f.add(ISOLATION_TURN_START, RATIO, Spread.ratios(values(pairs, IsolationPair::loadedTurnStartP99),
+                values(pairs, IsolationPair::idleTurnStartP99)));
+        f.add(ISOLATION_DELIVERY, RATIO, Spread.ratios(values(pairs, IsolationPair::loadedDeliveryP99),
+                values(pairs, IsolationPair::idleDeliveryP99)));
+        f.add("POST /v1/turns p99 of another tenant, idle gateway", "ms", values(pairs, IsolationPair::idleTurnStartP99));
+        f.add("POST /v1/turns p99 of another tenant, loaded gateway", "ms", values(pairs, IsolationPair::loadedTurnStartP99));
+        f.add("SSE delivery p99 of another tenant, idle gateway", "ms", values(pairs, IsolationPair::idleDeliveryP99));
+        f.add("SSE delivery p99 of another tenant, loaded gateway", "ms", values(pairs, IsolationPair::loadedDeliveryP99));
         return List.copyOf(f.figures);
     }
 

@@ -41,7 +41,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--only", paramLabel = "PHASE", split = ",",
             description = "Measure only these phases: flood, ladder, appends (the topology's runs at the target step alone), "
-                    + "amplification (default: all).")
+                    + "amplification, isolation (another tenant's latencies at a gateway with abusive clients; default: all).")
     private List<String> only;
 
     @Option(names = "--pairs", paramLabel = "N",

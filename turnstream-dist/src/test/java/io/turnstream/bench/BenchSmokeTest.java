@@ -69,7 +69,8 @@ class BenchSmokeTest {
         List<BenchResults.Figure> figures = Comparison.readFigures(out.resolve(Bench.RESULTS_JSON));
         for (String repeated : List.of(Figures.FLOOD_VS_PASS_THROUGH, Figures.FLOOD_CPU_VS_PASS_THROUGH,
                 "emit p99 at 3 turns, topology / pass-through", "CPU per event at 3 turns, topology / pass-through",
-                Figures.upsertAmplification(100, "seed"), Figures.CHANGELOG_RECORDS, "heap per open turn at 3 turns")) {
+                Figures.upsertAmplification(100, "seed"), Figures.CHANGELOG_RECORDS, "heap per open turn at 3 turns",
+                Figures.ISOLATION_TURN_START, Figures.ISOLATION_DELIVERY)) {
             assertThat(Figures.find(figures, repeated)).as(repeated).get()
                     .satisfies(f -> assertThat(f.spread().runs()).isEqualTo(2));
         }
@@ -83,7 +84,7 @@ class BenchSmokeTest {
         assertThat(out.resolve(Charts.SPREAD_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.LATENCY_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.AMPLIFICATION_PNG)).isNotEmptyFile();
-        assertThat(progress.toString()).contains("ladder", "flood", "amplification", "done");
+        assertThat(progress.toString()).contains("ladder", "flood", "amplification", "isolation pair 2/2", "done");
     }
 
     private static void assertEveryPercentile(JsonNode latency) {

@@ -2,6 +2,7 @@ package io.turnstream.gateway;
 
 import io.turnstream.gateway.api.ApprovalsApi;
 import io.turnstream.gateway.api.TurnsApi;
+import io.turnstream.gateway.api.IdempotencyIndex;
 import io.turnstream.gateway.api.IdempotencyKeys;
 import io.turnstream.gateway.api.TurnStarts;
 import io.turnstream.gateway.chat.ChatApi;
@@ -24,6 +25,8 @@ import io.turnstream.gateway.security.TurnOwnership;
 import io.turnstream.gateway.spend.SpendLimits;
 import io.turnstream.gateway.spend.TenantUsage;
 import io.turnstream.gateway.spend.UsageFeed;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.gateway.thread.ThreadHistory;
 import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
@@ -60,7 +63,7 @@ public final class Gateway implements AutoCloseable {
 
     /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
     private static final Duration STARTUP_READ_WAIT = Duration.ofSeconds(10);
-    /** Idempotency keys one gateway remembers (24 h each): at a few hundred bytes each, tens of MB at most. */
+    /** Idempotency keys one gateway knows (24 h each): at a few hundred bytes each, tens of MB at most. */
     private static final int IDEMPOTENCY_KEYS = 100_000;
 
     private final GatewayConfig config;
@@ -74,6 +77,7 @@ public final class Gateway implements AutoCloseable {
     private final ToolCatalog tools;
     private final ThreadAllowanceTopic allowances;
     private final TurnViews views;
+    private final IdempotencyIndex idempotency;
     private final TenantUsage tenantUsage;
     private final UsageFeed usageFeed;
     private final TurnOwnership ownership;
@@ -92,6 +96,7 @@ public final class Gateway implements AutoCloseable {
         this.config = GatewayConfig.from(settings);
         Clock clock = settings.clock();
         config.security().requireSafeToListenOn(config.host());
+        BusyThreadPolicy busyPolicy = BusyThreadPolicy.from(settings);
         this.ownsMetrics = shared == null;
         this.serviceMetrics = shared != null ? shared : ServiceMetrics.create("gateway", settings);
         metrics.bindTo(serviceMetrics.registry());
@@ -109,6 +114,7 @@ public final class Gateway implements AutoCloseable {
         GatewayServer startedServer = null;
         ToolCatalog startedTools = null;
         ThreadAllowanceTopic startedAllowances = null;
+        IdempotencyIndex startedIdempotency = null;
         try {
             startedTools = new ToolCatalog(settings.kafkaProperties(), topics.toolDefinitions(), wire);
             startedAllowances = new ThreadAllowanceTopic(settings.kafkaProperties(), topics.threadAllowances());
@@ -123,11 +129,17 @@ public final class Gateway implements AutoCloseable {
             this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
             SpendPolicy spend = SpendPolicy.from(settings, config.maxSteps(), config.prices(), config.fallbackModel());
             this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry, tenantUsage, spend,
-                    producer, ownership, metrics, clock);
+                    producer, ownership, metrics, clock, startedViews, busyPolicy);
             this.commands = new TurnCommands(registry, approvals, startedAllowances.allowances(), producer, startedViews,
                     config.security().unknownTurnGrace());
             List<GatewayServer.Routes> routes = new ArrayList<>();
-            TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(clock, IDEMPOTENCY_KEYS));
+            startedIdempotency = IdempotencyIndex.start(settings.kafkaProperties(), topics.turnRequests(), wire, clock,
+                    IDEMPOTENCY_KEYS);
+            awaitStartupRead(startedIdempotency.caughtUp(), "the last day's Idempotency-Keys are not all read yet; "
+                    + "a retry of a key not read yet is answered from the turn's ids");
+            TurnViews viewsOfKafka = startedViews;
+            TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(startedIdempotency,
+                    turnId -> viewsOfKafka.snapshot(turnId, null).map(snapshot -> snapshot.threadId()), clock));
             routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
@@ -155,6 +167,9 @@ public final class Gateway implements AutoCloseable {
             if (startedViews != null) {
                 startedViews.close();
             }
+            if (startedIdempotency != null) {
+                startedIdempotency.close();
+            }
             if (startedInbox != null) {
                 startedInbox.close();
             }
@@ -168,11 +183,15 @@ public final class Gateway implements AutoCloseable {
         this.inbox = startedInbox;
         this.views = startedViews;
         this.tools = startedTools;
+        this.idempotency = startedIdempotency;
         this.usageFeed = startedUsageFeed;
         this.allowances = startedAllowances;
         awaitPublishedTools();
+        ThreadHistory history = new ThreadHistory(views, resumer, wire,
+                request -> providers.resolve(request.provider(), request.model()).name());
         this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, allowances.allowances(),
-                resumer, client, metrics, admission::ended);
+                resumer, client, metrics, admission::ended, history, busyPolicy,
+                turnId -> views.snapshot(turnId, null).isPresent());
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -185,7 +204,8 @@ public final class Gateway implements AutoCloseable {
         Map<String, Object> kafka = new LinkedHashMap<>();
         kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
-        kafka.put("views", views != null && views.healthy() ? "UP" : "DOWN");
+        kafka.put("views", views != null && views.healthy() && idempotency != null && idempotency.healthy()
+                ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
         kafka.put("usage", usageFeed != null && usageFeed.healthy() ? "UP" : "DOWN");
         kafka.put("thread-allowances", allowances != null && allowances.healthy() ? "UP" : "DOWN");
@@ -313,6 +333,7 @@ public final class Gateway implements AutoCloseable {
         usageFeed.close();
         allowances.close();
         views.close();
+        idempotency.close();
         resumer.close();
         producer.close();
         providers.close();

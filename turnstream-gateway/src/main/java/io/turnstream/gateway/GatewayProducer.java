@@ -7,7 +7,9 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -50,13 +52,15 @@ public final class GatewayProducer implements AutoCloseable {
 
     /**
      * An accepted turn, keyed by its tenant's thread ({@link ScopedIds#threadKey}), for the gateway that owns
-     * the thread's partition; the request's trace context goes along in the headers.
+     * the thread's partition; the request's trace context goes along in the headers, with {@code headers}.
      */
-    public CompletableFuture<Void> turnRequest(TurnRequestRecord request, TraceContext trace) {
+    public CompletableFuture<Void> turnRequest(TurnRequestRecord request, TraceContext trace,
+                                               Map<String, String> headers) {
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.turnRequests(),
                 ScopedIds.threadKey(request.tenantId(), request.threadId()),
                 format.write(topics.turnRequests(), request));
         trace.addTo(record.headers());
+        headers.forEach((name, value) -> record.headers().add(name, value.getBytes(StandardCharsets.UTF_8)));
         return send(record);
     }
 

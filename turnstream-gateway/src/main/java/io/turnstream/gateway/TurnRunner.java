@@ -15,18 +15,25 @@ import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.gateway.thread.ThreadHistory;
+import io.turnstream.gateway.thread.ThreadRebuild;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.TraceContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -44,7 +52,10 @@ import org.slf4j.LoggerFactory;
  * Runs the turns of the partitions this gateway owns, each on its own thread: from the start, or,
  * resumed, from what Kafka holds of it. However a turn ends here (complete, error, cancelled, unable
  * to run, handed over, or its resume failing) its registry slot is released and its partition told;
- * unless it goes on at another gateway, the tenant permit it holds here is released too.
+ * unless it goes on at another gateway, the tenant permit it holds here is released too. The turns of one
+ * thread run one after another, in the order they were requested; a request that finds its thread busy
+ * follows the {@link BusyThreadPolicy}. A request that continues its thread gets the thread's conversation
+ * ({@link ThreadHistory}) when it starts.
  */
 final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
 
@@ -67,15 +78,28 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final ModelCaller client;
     private final GatewayMetrics metrics;
     private final Consumer<String> permits;
+    private final ThreadRebuild history;
+    private final BusyThreadPolicy busyPolicy;
+    /** Whether Kafka shows a turn already (its lifecycle events). */
+    private final Predicate<String> inKafka;
+    /** The latest turn requested on each thread of the owned partitions (by tenant's thread key), until it ends. */
+    private final Map<String, ThreadTail> tails = new ConcurrentHashMap<>();
+
+    /** A thread's latest turn here: the next turn of the thread waits for {@code ended}. */
+    private record ThreadTail(String turnId, TurnRegistry.ActiveTurn active, CompletableFuture<Void> ended) {
+    }
 
     /**
      * @param tools the tools offered to a turn whose request names none
      * @param allowances the tools allowed for the rest of their thread (see {@link ThreadAllowances})
      * @param permits releases the tenant permit a turn accepted here holds, by turn id, once it ended here
+     * @param history puts the thread's conversation before a request that continues it
+     * @param inKafka whether Kafka shows a turn already (its lifecycle events)
      */
     TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
                ApprovalDecisions approvals, ThreadAllowances allowances, TurnHistory resumer, ModelCaller client,
-               GatewayMetrics metrics, Consumer<String> permits) {
+               GatewayMetrics metrics, Consumer<String> permits, ThreadRebuild history, BusyThreadPolicy busyPolicy,
+               Predicate<String> inKafka) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -86,24 +110,50 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.client = client;
         this.metrics = metrics;
         this.permits = permits;
+        this.history = history;
+        this.busyPolicy = busyPolicy;
+        this.inKafka = inKafka;
     }
 
-    /** Called on the ownership thread; the turn runs on its own. */
+    /**
+     * Called on the ownership thread; the turn runs on its own. A second request for a turn (two gateways took the
+     * same {@code Idempotency-Key}, which names the turn) is skipped: the turn runs here or ran already. (A takeover
+     * resumes each turn once: {@link io.turnstream.gateway.ownership.OwnedPartitions} reads its first request.)
+     */
     @Override
     public void run(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                     TurnPartition partition, long offset) {
+        if (!resume && (registry.status(record.turnId()).isPresent() || inKafka.test(record.turnId()))) {
+            LOG.info("turn {} was requested again (the same Idempotency-Key); it runs once", record.turnId());
+            return;
+        }
         TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
                 record.runId(), TurnPhase.RUNNING));
         partition.started(offset, active);
+        String thread = ScopedIds.threadKey(record.tenantId(), record.threadId());
+        ThreadTail mine = new ThreadTail(record.turnId(), active, new CompletableFuture<>());
+        ThreadTail before = tails.put(thread, mine);
+        ThreadTail running = before != null && !before.ended().isDone() ? before : null;
         try {
             turns.execute(() -> {
                 try {
-                    runHere(record, trace, steps, resume, partition, active);
+                    if (running == null || awaitTurnBefore(running, record, resume, active)) {
+                        // a turn cancelled while it waited ends at once: it needs no conversation
+                        runHere(record, trace, steps, resume, partition, active, offset, active.cancel.isCancelled()
+                                ? Optional.empty() : Optional.ofNullable(before).map(ThreadTail::turnId));
+                    } else if (!active.handover.isDone()) {
+                        endUnrunnable(record, trace, steps, resume, partition, active, ErrorInfo.of(
+                                ErrorCodes.THREAD_BUSY, "thread " + record.threadId() + " was running turn "
+                                        + running.turnId() + " (" + BusyThreadPolicy.KEY + " is reject)"));
+                    } else {
+                        registry.release(record.turnId());
+                    }
                 } catch (RuntimeException e) {
                     LOG.error("cannot resume turn {}; leaving it to the partition's next owner", record.turnId(), e);
                     active.handover.complete(null);
                     registry.release(record.turnId());
                 } finally {
+                    endTail(thread, mine, before);
                     partition.stopped(offset, record.turnId(), active.handover.isDone());
                     if (!active.handover.isDone()) {
                         permits.accept(record.turnId());
@@ -111,19 +161,52 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                 }
             });
         } catch (RejectedExecutionException shuttingDown) {
+            endTail(thread, mine, before);
             active.handover.complete(null);
             registry.release(record.turnId());
             partition.stopped(offset, record.turnId(), true);
         }
     }
 
+    /**
+     * The turn stopped; the thread's next turn may start once the turn before it has ended too (a turn cancelled
+     * while it waited stops before the turn it waited for).
+     */
+    private void endTail(String thread, ThreadTail mine, ThreadTail before) {
+        CompletableFuture<Void> earlier = before == null ? CompletableFuture.completedFuture(null) : before.ended();
+        earlier.whenComplete((done, error) -> {
+            tails.remove(thread, mine);
+            mine.ended().complete(null);
+        });
+    }
+
+    /**
+     * A turn whose thread is busy here: under {@code reject} a new request is refused (false); otherwise it waits
+     * for the running turn to end (under {@code interrupt}, cancelled first), for its own cancel, or for its own
+     * handover (false). A resumed turn was accepted before: it always waits.
+     */
+    private boolean awaitTurnBefore(ThreadTail running, TurnRequestRecord record, boolean resume,
+                                    TurnRegistry.ActiveTurn active) {
+        if (!resume && busyPolicy == BusyThreadPolicy.REJECT) {
+            return false;
+        }
+        if (!resume && busyPolicy == BusyThreadPolicy.INTERRUPT) {
+            running.active().cancel.cancel(BusyThreadPolicy.INTERRUPTED);
+        }
+        LOG.info("turn {} waits for turn {} of its thread to end", record.turnId(), running.turnId());
+        CompletableFuture.anyOf(running.ended(), active.handover, active.cancel.future()).join();
+        return !active.handover.isDone();
+    }
+
     private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
-                         TurnPartition partition, TurnRegistry.ActiveTurn active) {
+                         TurnPartition partition, TurnRegistry.ActiveTurn active, long offset,
+                         Optional<String> turnBefore) {
         AgentLoop.Turn turn;
         try {
-            turn = turnOf(record, trace);
+            turn = turnOf(record, trace, offset, turnBefore);
         } catch (RuntimeException cannotRun) {
-            endUnrunnable(record, trace, steps, resume, partition, active, cannotRun);
+            endUnrunnable(record, trace, steps, resume, partition, active,
+                    ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cannotRun.getMessage()));
             return;
         }
         TurnProgress progress = resume
@@ -143,8 +226,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     /** The request as accepted (validated then; trusted now), with this gateway's defaults and provider. */
-    private AgentLoop.Turn turnOf(TurnRequestRecord record, TraceContext trace) {
-        TurnRequest request = TurnRequest.read(record.request());
+    private AgentLoop.Turn turnOf(TurnRequestRecord record, TraceContext trace, long offset, Optional<String> turnBefore) {
+        TurnRequest request = history.rebuild(record, TurnRequest.read(record.request()), offset, turnBefore);
         ResolvedProvider provider = providers.resolve(request.provider(), request.model());
         return new AgentLoop.Turn(record.turnId(), record.threadId(), record.runId(), provider,
                 request.fallbackModel() != null ? request.fallbackModel() : config.fallbackModel(), request.system(),
@@ -154,14 +237,14 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     /**
-     * A turn that cannot run on this gateway (its provider is not configured here, or its request cannot be
-     * read) ends at once with {@code response_error} ({@code turn_error} on {@code llm.upserts}): every
-     * reader sees it end, and the gateway that accepted it releases its permit.
+     * A turn that cannot run on this gateway (its provider is not configured here, its request cannot be
+     * read, its thread is busy) ends at once with {@code response_error} ({@code turn_error} on
+     * {@code llm.upserts}): every reader sees it end, and the gateway that accepted it releases its permit.
      */
     private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
                                boolean resume, TurnPartition partition, TurnRegistry.ActiveTurn active,
-                               RuntimeException cause) {
-        LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), cause.getMessage());
+                               ErrorInfo why) {
+        LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), why.message());
         String model = record.request() == null ? null : record.request().path("model").asText(null);
         TurnProgress progress = resume ? resumer.progress(record, steps, model, active) : TurnProgress.fresh(model);
         if (progress.endedStatus() == null) {
@@ -172,8 +255,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                         record.turnId(), record.threadId(), null, model, provider, publisher.clock().millis(),
                         record.tenantId()));
             }
-            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(),
-                    ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cause.getMessage()))));
+            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(), why)));
             metrics.increment(GatewayMetrics.Counter.TURNS_FAILED);
         }
         registry.finish(record.turnId(), progress.endedStatus() != null

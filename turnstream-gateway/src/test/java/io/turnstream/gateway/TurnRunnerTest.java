@@ -16,6 +16,7 @@ import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
@@ -188,7 +189,8 @@ class TurnRunnerTest {
 
     private TurnRunner runner() {
         return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), history, model,
-                new GatewayMetrics(), permitsReleased::add);
+                new GatewayMetrics(), permitsReleased::add, (record, request, offset, before) -> request,
+                BusyThreadPolicy.REJECT, turnId -> false);
     }
 
     private void assertReleasedAndFinished(String turnId, TurnPhase phase) {

@@ -1,28 +1,31 @@
 package io.turnstream.gateway.api;
 
 import io.turnstream.gateway.http.ApiError;
+import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
- * {@code Idempotency-Key} on the requests that start a turn: a key sent again with the same request
- * (route and body) within {@link #RETENTION} gives the turn the first request started, and no second
- * turn; with another request it is a 422. Keys are per tenant. A duplicate that arrives while the first
- * is still being accepted waits for it. What this gateway instance accepted is what it knows: a retry
- * that reaches another instance starts a turn there (see docs/gateway.md). Bounded: past
- * {@code maxKeys} the oldest keys are forgotten first.
+ * {@code Idempotency-Key} on the requests that start a turn: a key sent again with the same request (route and
+ * body) within {@link #RETENTION} gives the turn the first request started, and no second turn, whichever gateway
+ * instance gets it; with another request it is a 422. Keys are per tenant. What a key started is known from Kafka
+ * ({@link IdempotencyIndex}: every request record carries its key and fingerprint), and the turn's ids follow from
+ * the tenant, the key and the request ({@link IdempotentStart}), so two gateways that accept the same request at the
+ * same moment name the same turn, which the gateway running its thread runs once (two different requests under one
+ * key at the same moment, before either gateway has read the other's, both start). A duplicate that arrives at this
+ * instance while the first is still being accepted waits for it.
  */
 public final class IdempotencyKeys {
 
@@ -34,17 +37,23 @@ public final class IdempotencyKeys {
     public record Started(TurnStatus turn, boolean replayed) {
     }
 
-    private record Entry(String fingerprint, CompletableFuture<TurnStatus> turn, long expiresAt) {
+    private record InFlight(String fingerprint, CompletableFuture<Started> outcome) {
     }
 
+    private final IdempotencyIndex index;
+    private final Function<String, Optional<String>> threadOfTurn;
     private final Clock clock;
-    private final int maxKeys;
-    /** By tenant and key, in the order they were first used (so also of expiry). */
-    private final Map<String, Entry> entries = new LinkedHashMap<>();
+    /** Keys being accepted on this instance now, by tenant and key. */
+    private final Map<String, InFlight> inFlight = new HashMap<>();
 
-    public IdempotencyKeys(Clock clock, int maxKeys) {
+    /**
+     * @param threadOfTurn the thread of a turn Kafka holds (empty when it holds none): the same request under a key
+     *                     whose turn Kafka shows (the key's record not read yet, or past {@link #RETENTION}) gets it
+     */
+    public IdempotencyKeys(IdempotencyIndex index, Function<String, Optional<String>> threadOfTurn, Clock clock) {
+        this.index = index;
+        this.threadOfTurn = threadOfTurn;
         this.clock = clock;
-        this.maxKeys = maxKeys;
     }
 
     /**
@@ -52,53 +61,69 @@ public final class IdempotencyKeys {
      *
      * @param key the header's value; null to start without one
      * @param request what identifies the request: its route and body
-     * @param start starts the turn; what it throws is thrown (and the key stays free for a retry)
+     * @param start starts the turn, under the key's ids when given one; what it throws is thrown (and the key stays
+     *              free for a retry)
      */
-    public Started start(String tenantId, String key, String request, Supplier<TurnStatus> start) {
+    public Started start(String tenantId, String key, String request, Function<IdempotentStart, TurnStatus> start) {
         if (key == null) {
-            return new Started(start.get(), false);
+            return new Started(start.apply(null), false);
         }
         if (!KEY.matcher(key).matches()) {
             throw ApiError.badRequest(HEADER + " must be 1 to 255 visible ASCII characters");
         }
+        IdempotentStart keyed = new IdempotentStart(tenantId, key, sha256(request));
         String id = (tenantId == null ? "" : tenantId) + '\n' + key;
-        String fingerprint = sha256(request);
-        CompletableFuture<TurnStatus> mine = new CompletableFuture<>();
-        Entry seen;
-        synchronized (entries) {
-            forgetExpired();
-            seen = entries.get(id);
-            if (seen == null) {
-                entries.put(id, new Entry(fingerprint, mine, clock.millis() + RETENTION.toMillis()));
-                if (entries.size() > maxKeys) {
-                    Iterator<String> oldest = entries.keySet().iterator();
-                    oldest.next();
-                    oldest.remove();
-                }
-            }
+        InFlight mine = new InFlight(keyed.fingerprint(), new CompletableFuture<>());
+        InFlight seen;
+        synchronized (inFlight) {
+            seen = inFlight.putIfAbsent(id, mine);
         }
         if (seen != null) {
-            if (!seen.fingerprint().equals(fingerprint)) {
-                throw new ApiError(422, HEADER + " '" + key + "' was used for a different request (another route "
-                        + "or body) in the last 24 h; send a new key with a new request");
+            if (!seen.fingerprint().equals(keyed.fingerprint())) {
+                throw reused(key);
             }
-            return new Started(awaitFirst(seen.turn()), true);
+            return new Started(awaitFirst(seen.outcome()).turn(), true);
         }
         try {
-            TurnStatus turn = start.get();
-            mine.complete(turn);
-            return new Started(turn, false);
+            Started started = startOnce(keyed, start);
+            mine.outcome().complete(started);
+            return started;
         } catch (RuntimeException e) {
-            synchronized (entries) {
-                entries.remove(id);
-            }
-            mine.completeExceptionally(e);
+            mine.outcome().completeExceptionally(e);
             throw e;
+        } finally {
+            synchronized (inFlight) {
+                inFlight.remove(id);
+            }
         }
     }
 
+    private Started startOnce(IdempotentStart keyed, Function<IdempotentStart, TurnStatus> start) {
+        Optional<IdempotencyIndex.Taken> taken = index.find(keyed.tenantId(), keyed.key());
+        if (taken.isPresent()) {
+            if (!taken.get().fingerprint().equals(keyed.fingerprint())) {
+                throw reused(keyed.key());
+            }
+            return new Started(taken.get().turn(), true);
+        }
+        Optional<String> kept = threadOfTurn.apply(keyed.turnId());
+        if (kept.isPresent()) {
+            return new Started(new TurnStatus(keyed.turnId(), kept.get(), keyed.runId(), TurnPhase.RUNNING), true);
+        }
+        TurnStatus turn = start.apply(keyed);
+        // known here at once; the other gateways learn it from the request record
+        index.remember(keyed.tenantId(), keyed.key(), new IdempotencyIndex.Taken(keyed.fingerprint(), turn,
+                clock.millis()));
+        return new Started(turn, false);
+    }
+
+    private static ApiError reused(String key) {
+        return new ApiError(422, HEADER + " '" + key + "' was used for a different request (another route or body) "
+                + "in the last 24 h; send a new key with a new request");
+    }
+
     /** A duplicate of a request still being accepted gets its outcome: its turn, or what refused it. */
-    private static TurnStatus awaitFirst(CompletableFuture<TurnStatus> first) {
+    private static Started awaitFirst(CompletableFuture<Started> first) {
         try {
             return first.join();
         } catch (CompletionException e) {
@@ -106,14 +131,6 @@ public final class IdempotencyKeys {
                 throw cause;
             }
             throw e;
-        }
-    }
-
-    private void forgetExpired() {
-        long now = clock.millis();
-        Iterator<Entry> all = entries.values().iterator();
-        while (all.hasNext() && all.next().expiresAt() <= now) {
-            all.remove();
         }
     }
 

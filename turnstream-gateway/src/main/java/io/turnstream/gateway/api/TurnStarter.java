@@ -14,6 +14,12 @@ public interface TurnStarter {
      *
      * @param tenantId the caller's tenant; null when the gateway runs without keys
      * @param trace the trace context every record of the turn carries
+     * @param idempotent the request's {@code Idempotency-Key}, which names the turn; null without one
      */
-    TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace);
+    TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace, IdempotentStart idempotent);
+
+    /** Accepts a request sent without an {@code Idempotency-Key}. */
+    default TurnStatus startTurn(TurnRequest request, String tenantId, TraceContext trace) {
+        return startTurn(request, tenantId, trace, null);
+    }
 }

@@ -28,7 +28,8 @@ public final class TurnStarts {
         TraceContext trace = TraceContext.fromHttp(ctx::header);
         String tenant = RequestGuard.tenant(ctx);
         IdempotencyKeys.Started started = keys.start(tenant, ctx.header(IdempotencyKeys.HEADER),
-                ctx.method() + " " + ctx.path() + "\n" + ctx.body(), () -> starter.startTurn(request, tenant, trace));
+                ctx.method() + " " + ctx.path() + "\n" + ctx.body(),
+                keyed -> starter.startTurn(request, tenant, trace, keyed));
         if (started.replayed()) {
             ctx.header(REPLAYED_HEADER, "true");
         } else {

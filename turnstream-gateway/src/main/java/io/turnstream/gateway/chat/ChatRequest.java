@@ -5,6 +5,7 @@ import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.turn.TurnRequest;
+import io.turnstream.model.Json;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,11 +15,14 @@ import java.util.List;
  * ({@code provider}, {@code model}, {@code system}, {@code maxSteps}). The chat id is the turn's
  * thread. Messages are UI messages ({@code parts}) or plain ({@code content}); their text parts
  * become the conversation, system messages the system prompt, the last (user) message the prompt.
+ * A client that keeps its history on the server sends only the new user message, as the AI SDK's
+ * {@code prepareSendMessagesRequest} does: {@code {id, message}}, or {@code messages} holding that one
+ * message; the gateway then puts the chat's conversation before it (server-side threads).
  */
 final class ChatRequest {
 
-    private static final List<String> FIELDS = List.of("id", "messages", "trigger", "messageId", "provider", "model",
-            "system", "maxSteps");
+    private static final List<String> FIELDS = List.of("id", "messages", "message", "trigger", "messageId", "provider",
+            "model", "system", "maxSteps");
     private static final List<String> TRIGGERS = List.of("submit-message", "regenerate-message");
 
     private ChatRequest() {
@@ -34,8 +38,16 @@ final class ChatRequest {
         }
         text(json, "messageId", false);
         JsonNode messages = json.get("messages");
+        JsonNode newMessage = json.get("message");
+        if (newMessage != null && !newMessage.isNull()) {
+            if (messages != null && !messages.isNull()) {
+                throw ApiError.badRequest("give either 'messages' (the whole chat) or 'message' (the new one), not both");
+            }
+            messages = Json.MAPPER.createArrayNode().add(newMessage);
+        }
         if (messages == null || !messages.isArray() || messages.isEmpty()) {
-            throw ApiError.badRequest("'messages' must be a non-empty list of {role, parts} or {role, content}");
+            throw ApiError.badRequest("'messages' must be a non-empty list of {role, parts} or {role, content}"
+                    + " (or 'message' the new one)");
         }
         List<String> system = new ArrayList<>();
         String explicitSystem = text(json, "system", false);
@@ -73,18 +85,24 @@ final class ChatRequest {
                         history.add(new Conversation.UserText(content));
                     }
                 }
-                // an assistant message with only tool parts has no text to send back
+                // the gateway's own answer (its id is the turn id): the turn's steps come from Kafka, tool calls,
+                // results and reasoning included; another assistant message says its text, if it has any
                 case "assistant" -> {
-                    if (!content.isBlank()) {
+                    String id = JsonBody.optionalText(message, "id");
+                    if (id != null && id.startsWith("turn-")) {
+                        history.add(new Conversation.EarlierTurn(id, content));
+                    } else if (!content.isBlank()) {
                         history.add(new Conversation.AssistantText(content));
                     }
                 }
                 default -> throw ApiError.badRequest(where + ".role must be 'system', 'user' or 'assistant'");
             }
         }
+        // the new message alone: the chat's conversation comes from its thread
+        boolean fromThread = messages.size() == 1;
         return new TurnRequest(text(json, "provider", false), text(json, "model", false), chatId,
                 system.isEmpty() ? null : String.join("\n\n", system), history, prompt, null,
-                TurnRequest.maxSteps(json.get("maxSteps")), null);
+                TurnRequest.maxSteps(json.get("maxSteps")), null, null, fromThread);
     }
 
     /** The text of a message: its {@code content} string, or its {@code text} parts joined. */

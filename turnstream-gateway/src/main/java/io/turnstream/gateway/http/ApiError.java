@@ -31,10 +31,15 @@ public final class ApiError extends RuntimeException {
         return new ApiError(404, message);
     }
 
-    /** 429 with {@code Retry-After} in whole seconds. */
+    /**
+     * 429 with {@code Retry-After} in whole seconds. It also closes the connection: the refusal is written
+     * before the request's body is read, and a connection with an unread body cannot carry the client's
+     * next request (a client reusing it would find it closed under it).
+     */
     public static ApiError tooManyRequests(String message, long retryAfterSeconds) {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("Retry-After", String.valueOf(Math.max(1, retryAfterSeconds)));
+        headers.put("Connection", "close");
         return new ApiError(429, message, headers);
     }
 

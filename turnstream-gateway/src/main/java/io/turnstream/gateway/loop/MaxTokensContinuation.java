@@ -10,7 +10,7 @@ import io.turnstream.gateway.provider.FinishReasons;
 public final class MaxTokensContinuation {
 
     public static final int LIMIT = 3;
-    static final String PROMPT = "Your answer was cut off at the output token limit. Continue exactly where it "
+    public static final String PROMPT = "Your answer was cut off at the output token limit. Continue exactly where it "
             + "stopped, without repeating anything.";
 
     private int count;

@@ -3,15 +3,24 @@ package io.turnstream.gateway.openai;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.turnstream.gateway.api.TurnStarts;
+import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.EventStream;
 import io.turnstream.gateway.http.GatewayServer;
+import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.security.RequestGuard;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.LiveEncoder;
 import io.turnstream.gateway.view.StreamPosition;
 import io.turnstream.gateway.view.TurnEventsApi;
+import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
+import io.turnstream.model.UIUpsert;
+import io.turnstream.model.UiItemType;
 import java.io.IOException;
 import java.time.Clock;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The OpenAI-compatible API: {@code POST /v1/chat/completions} and {@code POST /v1/responses}, streaming
@@ -66,7 +75,8 @@ public final class OpenAiApi implements GatewayServer.Routes {
     }
 
     private void responses(Context ctx) throws IOException {
-        OpenAiRequest request = OpenAiRequest.responses(ctx.body(), ctx.header(THREAD_ID_HEADER));
+        OpenAiRequest request = OpenAiRequest.responses(ctx.body(), ctx.header(THREAD_ID_HEADER),
+                id -> previousResponse(id, RequestGuard.tenant(ctx)));
         long created = clock.millis() / 1000;
         TurnStatus turn = start(ctx, request);
         if (request.stream()) {
@@ -75,6 +85,30 @@ public final class OpenAiApi implements GatewayServer.Routes {
         }
         ctx.future(() -> views.ended(turn.turnId()).thenAccept(snapshot -> ctx.json(Responses.response(
                 TurnAnswer.of(snapshot, request.clientToolNames()), request.model(), created))));
+    }
+
+    /**
+     * The response {@code previous_response_id} names (a turn id), the caller's own: the latest of its thread, so the
+     * new turn continues the thread's whole conversation. An unknown response (or another tenant's) is a 404.
+     */
+    private OpenAiRequest.Previous previousResponse(String responseId, String tenantId) {
+        TurnSnapshot previous = views.snapshot(responseId, null)
+                .filter(snapshot -> snapshot.turn() != null && snapshot.threadId() != null
+                        && (tenantId == null || tenantId.equals(snapshot.turn().tenantId())))
+                .orElseThrow(() -> ApiError.notFound("previous_response_id: no response " + responseId));
+        List<TurnSnapshot> thread = views.threadTurns(tenantId, previous.threadId());
+        if (!thread.isEmpty() && !thread.get(thread.size() - 1).turnId().equals(responseId)) {
+            throw ApiError.badRequest("previous_response_id must be the latest response of its thread ("
+                    + thread.get(thread.size() - 1).turnId() + "): the gateway keeps one conversation per thread");
+        }
+        Set<String> answered = previous.items().stream().filter(item -> item.itemType() == UiItemType.TOOL_OUTPUT)
+                .map(UIUpsert::callId).collect(Collectors.toSet());
+        List<Conversation.ToolCall> unanswered = previous.items().stream()
+                .filter(item -> item.itemType() == UiItemType.TOOL_CALL && item.callId() != null
+                        && !answered.contains(item.callId()))
+                .map(item -> new Conversation.ToolCall(item.callId(), item.toolName(), item.toolArguments()))
+                .toList();
+        return new OpenAiRequest.Previous(previous.threadId(), unanswered);
     }
 
     private TurnStatus start(Context ctx, OpenAiRequest request) {

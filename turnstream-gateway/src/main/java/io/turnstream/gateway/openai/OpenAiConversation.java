@@ -72,6 +72,17 @@ final class OpenAiConversation {
         callNames.put(callId, name);
     }
 
+    /**
+     * Calls the previous response made that this request may answer ({@code previous_response_id}): the thread
+     * already holds them, so only their results are said here.
+     */
+    void answering(List<Conversation.ToolCall> calls) {
+        calls.forEach(call -> {
+            unanswered.put(call.callId(), call);
+            callNames.put(call.callId(), call.name());
+        });
+    }
+
     /** A tool call's result, sent by the caller who ran it. */
     void toolResult(String callId, String output, String where) {
         if (!pendingCalls.isEmpty()) {

@@ -3,12 +3,14 @@ package io.turnstream.gateway.openai;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
+import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ToolDefinition;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -33,7 +35,14 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
     private static final List<String> CHAT_FIELDS = concat(List.of("model", "messages", "tools", "tool_choice",
             "stream", "stream_options"));
     private static final List<String> RESPONSES_FIELDS = concat(List.of("model", "input", "instructions", "tools",
-            "tool_choice", "stream"));
+            "tool_choice", "stream", "previous_response_id"));
+
+    /**
+     * The response a Responses request continues ({@code previous_response_id}): its thread, and its client-side
+     * calls without a result, which the request may answer.
+     */
+    record Previous(String threadId, List<Conversation.ToolCall> unansweredCalls) {
+    }
 
     Set<String> clientToolNames() {
         return turn.clientTools().stream().map(ToolDefinition::name).collect(Collectors.toSet());
@@ -78,11 +87,25 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
                 json.path("stream").asBoolean(false), options.path("include_usage").asBoolean(false));
     }
 
-    /** The body of {@code POST /v1/responses}; {@code threadId} from the request's header, or null. */
-    static OpenAiRequest responses(String body, String threadId) {
+    /**
+     * The body of {@code POST /v1/responses}; {@code threadId} from the request's header, or null.
+     *
+     * @param previous finds the response {@code previous_response_id} names (404 or 400 when it cannot be continued)
+     */
+    static OpenAiRequest responses(String body, String threadId, Function<String, Previous> previous) {
         JsonNode json = JsonBody.object(body, RESPONSES_FIELDS, "{\"model\": \"...\", \"input\": \"...\"}");
         checkCommon(json);
         OpenAiConversation conversation = new OpenAiConversation();
+        Previous continued = null;
+        if (json.hasNonNull("previous_response_id")) {
+            continued = previous.apply(JsonBody.optionalText(json, "previous_response_id"));
+            if (threadId != null && !threadId.equals(continued.threadId())) {
+                throw ApiError.badRequest("previous_response_id is a response of thread " + continued.threadId()
+                        + ", not of the thread the " + OpenAiApi.THREAD_ID_HEADER + " header names");
+            }
+            threadId = continued.threadId();
+            conversation.answering(continued.unansweredCalls());
+        }
         if (json.hasNonNull("instructions")) {
             conversation.system(JsonBody.optionalText(json, "instructions"));
         }
@@ -97,7 +120,8 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
             throw ApiError.badRequest("'input' must be a string or a non-empty list of input items");
         }
         List<ToolDefinition> tools = tools(json.get("tools"), false);
-        return new OpenAiRequest(turn(json, threadId, conversation.finish(), tools), json.get("model").asText(),
+        TurnRequest turn = turn(json, threadId, conversation.finish(), tools);
+        return new OpenAiRequest(continued == null ? turn : turn.inThread(threadId, true), json.get("model").asText(),
                 json.path("stream").asBoolean(false), true);
     }
 

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -220,6 +221,8 @@ public final class OwnedPartitions {
         record Accepted(TurnRequestRecord request, TraceContext trace) {
         }
         Map<Long, Accepted> requests = new LinkedHashMap<>();
+        // a turn requested twice (the same Idempotency-Key accepted by two gateways) is resumed once
+        Set<String> requested = new HashSet<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
         long next = from;
         for (ConsumerRecord<String, byte[]> record : log.readToEnd(partition, from)) {
@@ -229,7 +232,9 @@ public final class OwnedPartitions {
                 continue;
             }
             if (read.startsTurn()) {
-                requests.put(record.offset(), new Accepted(read, traceOf(record)));
+                if (requested.add(read.turnId())) {
+                    requests.put(record.offset(), new Accepted(read, traceOf(record)));
+                }
             } else {
                 steps.computeIfAbsent(read.turnId(), id -> new ArrayList<>()).add(read);
             }

@@ -72,6 +72,18 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
         }
     }
 
+    /**
+     * A thread's records on {@code llm.turn-requests} (its requests and their steps, key {@code threadKey}) written
+     * since a moment, in order, up to the end of the partition; each with its offset.
+     */
+    public List<ConsumerRecord<String, byte[]>> threadRecords(String threadKey, Instant since) {
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
+            readKey(reads, topics.turnRequests(), threadKey, since, records::add);
+        }
+        return records;
+    }
+
     /** One key's records of a topic, written since a moment. */
     interface KeyReads {
         void read(String topic, String key, Instant since, GrouplessConsumer.RecordHandler handler);

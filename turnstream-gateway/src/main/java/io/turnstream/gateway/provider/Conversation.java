@@ -37,6 +37,15 @@ public final class Conversation {
     public record ToolCall(String callId, String name, JsonNode arguments) {
     }
 
+    /**
+     * An earlier turn of the thread by its id, as a client that keeps the conversation sends it back (a useChat
+     * assistant message, whose id is the turn id): the gateway puts that turn's steps in its place (tool calls,
+     * results, reasoning, from Kafka) before the model sees it; {@code text} is what the client showed, said as
+     * plain assistant text when Kafka no longer holds the turn.
+     */
+    public record EarlierTurn(String turnId, String text) implements Entry {
+    }
+
     /** An assistant step of this turn, in the wire shape of the adapter that produced it. */
     public record AssistantNative(JsonNode content) implements Entry {
     }
@@ -90,6 +99,8 @@ public final class Conversation {
                 renderer.user(user.text());
             } else if (entry instanceof AssistantText assistant) {
                 renderer.assistant(assistant.text());
+            } else if (entry instanceof EarlierTurn earlier && !earlier.text().isBlank()) {
+                renderer.assistant(earlier.text());
             } else if (entry instanceof AssistantToolCalls calls) {
                 renderer.assistantToolCalls(calls.text(), calls.calls());
             } else if (entry instanceof AssistantNative step) {

@@ -34,6 +34,8 @@ public final class ErrorCodes {
      * not configured there).
      */
     public static final String TURN_CANNOT_RUN = "TURN_CANNOT_RUN";
+    /** The turn's thread had a running turn and the busy-thread policy is {@code reject}. */
+    public static final String THREAD_BUSY = "THREAD_BUSY";
     /** An unexpected failure inside the gateway. */
     public static final String INTERNAL = "INTERNAL";
 

@@ -26,10 +26,14 @@ import java.util.regex.Pattern;
  * @param fallbackModel null for the configured default
  * @param clientTools tools the caller runs itself (declared in an OpenAI-compatible request): offered to the
  *                    model besides {@code tools}; the turn stops at a call of one and returns it to the caller
+ * @param fromThread the request sends only what is new ({@code history}: what it adds before the prompt): the
+ *                   gateway running the turn puts the thread's conversation before it (see
+ *                   {@link io.turnstream.gateway.thread.ThreadConversation})
  */
 public record TurnRequest(String provider, String model, String threadId, String system,
                           List<Conversation.Entry> history, String prompt, List<ToolDefinition> tools,
-                          Integer maxSteps, String fallbackModel, List<ToolDefinition> clientTools) {
+                          Integer maxSteps, String fallbackModel, List<ToolDefinition> clientTools,
+                          boolean fromThread) {
 
     public static final int MAX_STEPS_LIMIT = 100;
 
@@ -43,6 +47,13 @@ public record TurnRequest(String provider, String model, String threadId, String
         clientTools = clientTools == null ? List.of() : List.copyOf(clientTools);
     }
 
+    /** A request that does not continue its thread's conversation. */
+    public TurnRequest(String provider, String model, String threadId, String system, List<Conversation.Entry> history,
+                       String prompt, List<ToolDefinition> tools, Integer maxSteps, String fallbackModel,
+                       List<ToolDefinition> clientTools) {
+        this(provider, model, threadId, system, history, prompt, tools, maxSteps, fallbackModel, clientTools, false);
+    }
+
     /** A request without client-side tools. */
     public TurnRequest(String provider, String model, String threadId, String system, List<Conversation.Entry> history,
                        String prompt, List<ToolDefinition> tools, Integer maxSteps, String fallbackModel) {
@@ -52,6 +63,18 @@ public record TurnRequest(String provider, String model, String threadId, String
     /** A single-prompt turn with every default. */
     public static TurnRequest prompt(String provider, String model, String prompt) {
         return new TurnRequest(provider, model, null, null, List.of(), prompt, null, null, null);
+    }
+
+    /** This request with {@code conversation} as its whole history (the thread's, rebuilt): it no longer continues. */
+    public TurnRequest withHistory(List<Conversation.Entry> conversation) {
+        return new TurnRequest(provider, model, threadId, system, conversation, prompt, tools, maxSteps, fallbackModel,
+                clientTools, false);
+    }
+
+    /** This request for another thread, or continuing its thread's conversation ({@code fromThread}). */
+    public TurnRequest inThread(String thread, boolean continues) {
+        return new TurnRequest(provider, model, thread, system, history, prompt, tools, maxSteps, fallbackModel,
+                clientTools, continues);
     }
 
     /** The conversation the first step sends: the history, then the prompt. */
@@ -92,19 +115,24 @@ public record TurnRequest(String provider, String model, String threadId, String
             body.put("maxSteps", maxSteps);
         }
         putIfSet(body, "fallbackModel", fallbackModel);
+        if (fromThread) {
+            body.put("fromThread", true);
+        }
         return body;
     }
 
     /**
      * One history entry as a message on {@code llm.turn-requests}: {@code {role, content}} for text,
      * {@code {role: "assistant", content?, toolCalls}} and {@code {role: "tool", outputs}} for client-side
-     * tool calls and their results.
+     * tool calls and their results, {@code {role: "assistant", content, turnId}} for an earlier turn of the thread.
      */
     private static void writeEntry(Conversation.Entry entry, ObjectNode message) {
         if (entry instanceof Conversation.UserText user) {
             message.put("role", "user").put("content", user.text());
         } else if (entry instanceof Conversation.AssistantText assistant) {
             message.put("role", "assistant").put("content", assistant.text());
+        } else if (entry instanceof Conversation.EarlierTurn earlier) {
+            message.put("role", "assistant").put("content", earlier.text()).put("turnId", earlier.turnId());
         } else if (entry instanceof Conversation.AssistantToolCalls calls) {
             message.put("role", "assistant");
             putIfSet(message, "content", calls.text());
@@ -137,6 +165,9 @@ public record TurnRequest(String provider, String model, String threadId, String
             return new Conversation.AssistantToolCalls(text(message, "content"), calls);
         }
         String content = message.path("content").asText();
+        if ("assistant".equals(role) && message.hasNonNull("turnId")) {
+            return new Conversation.EarlierTurn(message.get("turnId").asText(), content);
+        }
         return "assistant".equals(role) ? new Conversation.AssistantText(content) : new Conversation.UserText(content);
     }
 
@@ -186,6 +217,7 @@ public record TurnRequest(String provider, String model, String threadId, String
             }
         }
         boolean endsWithResults = !history.isEmpty() && history.get(history.size() - 1) instanceof Conversation.ToolOutputs;
+        boolean fromThread = json.path("fromThread").asBoolean(false);
         if (prompt == null && !endsWithResults) {
             throw new IllegalArgumentException("a turn request without 'prompt' or 'messages'");
         }
@@ -193,7 +225,7 @@ public record TurnRequest(String provider, String model, String threadId, String
         return new TurnRequest(text(json, "provider"), text(json, "model"), text(json, "threadId"), text(json, "system"),
                 history, prompt, readTools(json.path("tools")),
                 json.path("maxSteps").isInt() ? json.get("maxSteps").asInt() : null, text(json, "fallbackModel"),
-                clientTools);
+                clientTools, fromThread);
     }
 
     private static String text(JsonNode json, String field) {
@@ -212,9 +244,11 @@ public record TurnRequest(String provider, String model, String threadId, String
         }
         List<Conversation.Entry> history = new ArrayList<>();
         String prompt = hasPrompt ? optional(json, "prompt") : messages(json.get("messages"), history);
-        return new TurnRequest(optional(json, "provider"), optional(json, "model"), JsonBody.optionalId(json, "threadId"),
+        String threadId = JsonBody.optionalId(json, "threadId");
+        // a prompt alone on a named thread continues it; 'messages' is the whole conversation, as the client keeps it
+        return new TurnRequest(optional(json, "provider"), optional(json, "model"), threadId,
                 optional(json, "system"), history, prompt, tools(json.get("tools")), maxSteps(json.get("maxSteps")),
-                optional(json, "fallbackModel"));
+                optional(json, "fallbackModel"), null, hasPrompt && threadId != null);
     }
 
     /** Fills {@code history} with all messages but the last, which must be the user's and is returned. */

@@ -68,6 +68,14 @@ final class ThreadTurns {
         }
     }
 
+    /** When the thread's earliest known turn was first seen (epoch ms); empty when none is known. */
+    Optional<Long> since(String tenantId, String threadId) {
+        synchronized (threads) {
+            Thread thread = threads.get(ScopedIds.threadKey(tenantId, threadId));
+            return thread == null ? Optional.empty() : thread.firstSeen.values().stream().min(Long::compare);
+        }
+    }
+
     /** The thread's turns, earliest first; empty when none is known. */
     List<String> turns(String tenantId, String threadId) {
         synchronized (threads) {

@@ -217,6 +217,14 @@ public final class TurnViews implements AutoCloseable {
                 .flatMap(Optional::stream).toList();
     }
 
+    /**
+     * When the thread's earliest turn still known began (epoch ms, as its first upsert is stamped); empty when the
+     * tenant has no such thread.
+     */
+    public Optional<Long> threadSince(String tenantId, String threadId) {
+        return threads.since(tenantId, threadId);
+    }
+
     /** The turn's current state, or empty when neither this gateway nor Kafka knows it. */
     public Optional<TurnSnapshot> snapshot(String turnId, TurnStatus runningHere) {
         List<UpsertEnvelope> current = TurnSnapshots.latestPerItem(TurnSnapshots.concat(state.entries(turnId),

@@ -6,23 +6,41 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.Json;
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
-/** A key starts one turn per request for 24 h; another request under the key is refused. */
+/**
+ * A key starts one turn per request for 24 h, on whichever gateway it arrives; another request under the key is
+ * refused. Two gateways here are two {@link IdempotencyKeys} with their own {@link IdempotencyIndex}, fed with the
+ * request records the other wrote as the index's reader would be.
+ */
 class IdempotencyKeysTest {
 
     private final MutableClock clock = new MutableClock();
-    private final IdempotencyKeys keys = new IdempotencyKeys(clock, 2);
+    private final IdempotencyIndex index = new IdempotencyIndex(clock, 2, WireFormat.JSON);
+    /** Turns Kafka still holds, by turn id, to their thread. */
+    private final Map<String, String> kept = new ConcurrentHashMap<>();
+    private final IdempotencyKeys keys = new IdempotencyKeys(index, turnId -> Optional.ofNullable(kept.get(turnId)),
+            clock);
     private final AtomicInteger started = new AtomicInteger();
-    private final Supplier<TurnStatus> start = () -> {
+    private final Function<IdempotentStart, TurnStatus> start = keyed -> {
         int n = started.incrementAndGet();
-        return new TurnStatus("turn-" + n, "thread-" + n, "run-" + n, TurnPhase.RUNNING);
+        return keyed == null ? new TurnStatus("turn-" + n, "thread-" + n, "run-" + n, TurnPhase.RUNNING)
+                : new TurnStatus(keyed.turnId(), keyed.threadId(), keyed.runId(), TurnPhase.RUNNING);
     };
 
     @Test
@@ -48,13 +66,13 @@ class IdempotencyKeysTest {
                 .isInstanceOf(ApiError.class).hasMessageContaining("was used for a different request")
                 .extracting(e -> ((ApiError) e).status()).isEqualTo(422);
         assertThat(keys.start("globex", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start).replayed()).isFalse();
-        assertThat(keys.start(null, "k2", "x", () -> null).replayed()).isFalse();
+        assertThat(keys.start(null, "k2", "x", keyed -> null).replayed()).isFalse();
         assertThat(started).hasValue(2);
     }
 
     @Test
     void aRefusedStartLeavesTheKeyFreeAndBadKeysAre400() {
-        assertThatThrownBy(() -> keys.start("acme", "k1", "x", () -> {
+        assertThatThrownBy(() -> keys.start("acme", "k1", "x", keyed -> {
             throw new ApiError(429, "busy");
         })).hasMessage("busy");
         assertThat(keys.start("acme", "k1", "x", start).replayed()).isFalse();
@@ -62,14 +80,71 @@ class IdempotencyKeysTest {
                 .hasMessageContaining("Idempotency-Key must be");
     }
 
+    /** The other gateway learns the key from the request record (its headers), as its index reads it. */
     @Test
-    void pastItsBoundTheOldestKeyIsForgotten() {
+    void aRetryAtAnotherGatewayGetsTheSameTurnAndAnotherBodyIs422() throws Exception {
+        TurnStatus first = keys.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"a\"}", start).turn();
+        String fingerprint = index.find("acme", "k1").orElseThrow().fingerprint();
+        IdempotencyIndex otherIndex = new IdempotencyIndex(clock, 10, WireFormat.JSON);
+        otherIndex.record(requestRecord("acme", "k1", fingerprint, first));
+        IdempotencyKeys other = new IdempotencyKeys(otherIndex, turnId -> Optional.empty(), clock);
+
+        IdempotencyKeys.Started retried = other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"a\"}", start);
+
+        assertThat(retried.replayed()).isTrue();
+        assertThat(retried.turn()).isEqualTo(first);
+        assertThatThrownBy(() -> other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start))
+                .isInstanceOf(ApiError.class).extracting(e -> ((ApiError) e).status()).isEqualTo(422);
+        assertThat(started).as("one turn in all").hasValue(1);
+    }
+
+    /** Two gateways that take the same key at the same moment (neither knows the other's yet) name the same turn. */
+    @Test
+    void theKeyNamesTheTurnSoSimultaneousAcceptsAgree() {
+        IdempotencyKeys other = new IdempotencyKeys(new IdempotencyIndex(clock, 10, WireFormat.JSON),
+                turnId -> Optional.empty(), clock);
+
+        TurnStatus here = keys.start("acme", "k1", "x", start).turn();
+        TurnStatus there = other.start("acme", "k1", "x", start).turn();
+
+        assertThat(there).isEqualTo(here);
+        assertThat(new IdempotentStart("globex", "k1", "x").turnId()).as("per tenant").isNotEqualTo(here.turnId());
+    }
+
+    /** Past the index's 24 h, a key whose turn Kafka still holds gets that turn, not a second one under its id. */
+    @Test
+    void aKeyWhoseTurnIsStillKeptGetsItBack() {
+        TurnStatus first = keys.start("acme", "k1", "x", start).turn();
+        kept.put(first.turnId(), first.threadId());
+        clock.advance(IdempotencyKeys.RETENTION.plus(Duration.ofMinutes(1)));
+
+        IdempotencyKeys.Started later = keys.start("acme", "k1", "x", start);
+
+        assertThat(later.replayed()).isTrue();
+        assertThat(later.turn().turnId()).isEqualTo(first.turnId());
+        assertThat(started).hasValue(1);
+    }
+
+    @Test
+    void pastItsBoundTheIndexForgetsTheOldestKey() {
         keys.start("acme", "k1", "x", start);
         keys.start("acme", "k2", "x", start);
         keys.start("acme", "k3", "x", start);
 
-        assertThat(keys.start("acme", "k3", "x", start).replayed()).isTrue();
-        assertThat(keys.start("acme", "k1", "x", start).replayed()).isFalse();
+        assertThat(index.find("acme", "k3")).isPresent();
+        assertThat(index.find("acme", "k1")).isEmpty();
+    }
+
+    /** The request record the first gateway wrote, as the other gateway's index reads it. */
+    private ConsumerRecord<String, byte[]> requestRecord(String tenant, String key, String fingerprint,
+                                                         TurnStatus turn) {
+        TurnRequestRecord request = TurnRequestRecord.request(turn.turnId(), turn.threadId(), turn.runId(), tenant,
+                clock.millis(), Json.MAPPER.createObjectNode().put("prompt", "a"));
+        ConsumerRecord<String, byte[]> record = new ConsumerRecord<>(Topics.DEFAULTS.turnRequests(), 0, 0L,
+                turn.threadId(), WireFormat.JSON.write(Topics.DEFAULTS.turnRequests(), request));
+        record.headers().add(IdempotentStart.KEY_HEADER, key.getBytes(StandardCharsets.UTF_8));
+        record.headers().add(IdempotentStart.FINGERPRINT_HEADER, fingerprint.getBytes(StandardCharsets.UTF_8));
+        return record;
     }
 
     private static final class MutableClock extends Clock {

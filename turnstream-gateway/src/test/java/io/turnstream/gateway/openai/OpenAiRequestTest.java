@@ -8,10 +8,15 @@ import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.Json;
 import java.util.List;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** OpenAI-compatible bodies become turns; the conversation survives {@code llm.turn-requests} whole. */
 class OpenAiRequestTest {
+
+    private static final Function<String, OpenAiRequest.Previous> NO_PREVIOUS = id -> {
+        throw new AssertionError("no previous response");
+    };
 
     private static final String TOOLS = """
             [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]""";
@@ -52,7 +57,7 @@ class OpenAiRequestTest {
                  "input": [{"role": "user", "content": "Weather in Oslo?"},
                            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]},
                            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
-                           {"type": "function_call_output", "call_id": "call_1", "output": "4 degrees"}]}""", null);
+                           {"type": "function_call_output", "call_id": "call_1", "output": "4 degrees"}]}""", null, NO_PREVIOUS);
 
         TurnRequest turn = request.turn();
         assertThat(turn.provider()).isEqualTo("simulated");
@@ -61,9 +66,34 @@ class OpenAiRequestTest {
         assertThat(turn.history().get(1)).isEqualTo(new Conversation.AssistantToolCalls("Checking.",
                 List.of(new Conversation.ToolCall("call_1", "get_weather", Json.MAPPER.createObjectNode()))));
         assertThat(TurnRequest.read(turn.toJson())).isEqualTo(turn);
-        assertThat(OpenAiRequest.responses("{\"model\": \"gpt-5\", \"input\": \"Hi\"}", null).turn())
+        assertThat(OpenAiRequest.responses("{\"model\": \"gpt-5\", \"input\": \"Hi\"}", null, NO_PREVIOUS).turn())
                 .as("a model of the default provider").extracting(TurnRequest::provider, TurnRequest::model,
                         TurnRequest::prompt).containsExactly(null, "gpt-5", "Hi");
+    }
+
+    /**
+     * {@code previous_response_id}: the request continues that response's thread with only what it adds, here the
+     * result of the client-side call the response made (which the thread holds, not this request).
+     */
+    @Test
+    void aResponseThatContinuesThePreviousOneSendsOnlyWhatIsNew() {
+        OpenAiRequest request = OpenAiRequest.responses("""
+                {"model": "simulated", "previous_response_id": "turn-1",
+                 "input": [{"type": "function_call_output", "call_id": "call_1", "output": "4 degrees"}]}""", null,
+                id -> new OpenAiRequest.Previous("thread-of-" + id,
+                        List.of(new Conversation.ToolCall("call_1", "get_weather", Json.MAPPER.createObjectNode()))));
+
+        TurnRequest turn = request.turn();
+        assertThat(turn.fromThread()).as("the conversation comes from the thread").isTrue();
+        assertThat(turn.threadId()).isEqualTo("thread-of-turn-1");
+        assertThat(turn.prompt()).isNull();
+        assertThat(turn.history()).containsExactly(new Conversation.ToolOutputs(
+                List.of(new Conversation.ToolOutput("call_1", "get_weather", "4 degrees", true))));
+        assertThat(TurnRequest.read(turn.toJson())).as("as the running gateway reads it").isEqualTo(turn);
+        assertThatThrownBy(() -> OpenAiRequest.responses("""
+                {"model": "simulated", "previous_response_id": "turn-1", "input": "Hi"}""", "another-thread",
+                id -> new OpenAiRequest.Previous("thread-1", List.of())))
+                .isInstanceOf(ApiError.class).hasMessageContaining("not of the thread");
     }
 
     @Test

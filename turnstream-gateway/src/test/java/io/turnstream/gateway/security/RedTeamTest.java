@@ -45,7 +45,11 @@ import org.junit.jupiter.api.Test;
  * over HTTP on loopback. Each test is one finding; it fails if what the finding describes comes back.
  * Kafka itself (SASL/SCRAM and least-privilege ACLs per service, with the Java clients and with kcat, and
  * no broker port on a public interface in docker-compose) is replayed in turnstream-dist, which has the
- * ACLs: {@code SecureBrokerTest} and {@code DockerComposeTest}.
+ * ACLs: {@code SecureBrokerTest} and {@code DockerComposeTest}. Spend and claims are replayed where their
+ * state lives: budgets and turn limits across two gateway instances ({@code SpendAcrossGatewaysTest}), the
+ * default allow-list ({@code SpendPolicyTest}), a forged tenant on {@code response_start} or a tool call
+ * ({@code TenantClaimTest}, {@code ToolExecutorServiceTest}), approvals and the ledger keyed by turn and call
+ * ({@code ToolSchedulerTest}).
  */
 @UsesBroker
 class RedTeamTest {

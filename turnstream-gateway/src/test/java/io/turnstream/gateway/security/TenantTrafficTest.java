@@ -22,7 +22,7 @@ class TenantTrafficTest {
 
         assertThatThrownBy(() -> traffic.request("tenant-a")).isInstanceOfSatisfying(ApiError.class, e -> {
             assertThat(e.status()).isEqualTo(429);
-            assertThat(e.headers()).containsEntry("Retry-After", "1");
+            assertThat(e.headers()).containsEntry("Retry-After", "1").containsEntry("Connection", "close");
             assertThat(e.getMessage()).contains("max-requests-per-second");
         });
         traffic.request("tenant-b");

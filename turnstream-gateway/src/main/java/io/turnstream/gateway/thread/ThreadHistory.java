@@ -1,0 +1,131 @@
+package io.turnstream.gateway.thread;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.ownership.TurnResumer;
+import io.turnstream.gateway.turn.TurnRequest;
+import io.turnstream.gateway.view.TurnSnapshot;
+import io.turnstream.gateway.view.TurnViews;
+import io.turnstream.model.ScopedIds;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads what Kafka holds of a thread for {@link ThreadConversation}: its earlier requests and their step checkpoints
+ * from its partition of {@code llm.turn-requests} (the gateway running the new turn owns that partition), and the
+ * items of those turns from {@code llm.item-state} through the gateway's views. The turn before the new one may have
+ * just ended here; its items are waited for, up to {@link #ITEMS_WAIT}.
+ */
+public final class ThreadHistory implements ThreadRebuild {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ThreadHistory.class);
+    static final Duration ITEMS_WAIT = Duration.ofSeconds(30);
+    /** Records are stamped by the clocks of different machines. */
+    private static final Duration CLOCK_SKEW = Duration.ofMinutes(1);
+
+    private final TurnViews views;
+    private final TurnResumer kafka;
+    private final WireFormat format;
+    private final Function<TurnRequest, String> providerOf;
+
+    /** @param providerOf the provider a request runs with, by this gateway's configuration */
+    public ThreadHistory(TurnViews views, TurnResumer kafka, WireFormat format, Function<TurnRequest, String> providerOf) {
+        this.views = views;
+        this.kafka = kafka;
+        this.format = format;
+        this.providerOf = providerOf;
+    }
+
+    /**
+     * The request with its thread's conversation before it, when it continues its thread, and the earlier turns it
+     * names replaced by their steps; else as it is.
+     *
+     * @param offset the request's offset on {@code llm.turn-requests}: the turns requested before it are its past
+     * @param before the thread's turn that ran here just before it, if any: its items are waited for
+     */
+    @Override
+    public TurnRequest rebuild(TurnRequestRecord record, TurnRequest request, long offset, Optional<String> before) {
+        if (!request.fromThread() && !ThreadConversation.namesEarlierTurns(request.history())) {
+            return request;
+        }
+        before.ifPresent(this::awaitItems);
+        Optional<Long> since = views.threadSince(record.tenantId(), record.threadId());
+        if (since.isEmpty()) {
+            return ThreadConversation.rebuild(List.of(), providerOf.apply(request), request);
+        }
+        Map<String, TurnRequestRecord> requests = new LinkedHashMap<>();
+        Map<String, Map<Integer, JsonNode>> checkpoints = new HashMap<>();
+        for (ConsumerRecord<String, byte[]> read : kafka.threadRecords(
+                ScopedIds.threadKey(record.tenantId(), record.threadId()),
+                Instant.ofEpochMilli(Math.max(0, since.get() - CLOCK_SKEW.toMillis())))) {
+            TurnRequestRecord earlier = read(read);
+            if (earlier == null || earlier.turnId() == null || earlier.turnId().equals(record.turnId())) {
+                continue;
+            }
+            if (earlier.startsTurn() && read.offset() < offset) {
+                requests.putIfAbsent(earlier.turnId(), earlier);
+            } else if (!earlier.startsTurn() && earlier.step() != null && earlier.checkpoint() != null) {
+                checkpoints.computeIfAbsent(earlier.turnId(), id -> new HashMap<>())
+                        .put(earlier.step().intValue(), earlier.checkpoint());
+            }
+        }
+        List<ThreadConversation.PastTurn> past = new ArrayList<>();
+        for (TurnRequestRecord earlier : requests.values()) {
+            TurnRequest said;
+            try {
+                said = TurnRequest.read(earlier.request());
+            } catch (IllegalArgumentException unreadable) {
+                LOG.warn("thread {}: turn {} has a request that cannot be read; left out", record.threadId(),
+                        earlier.turnId());
+                continue;
+            }
+            past.add(new ThreadConversation.PastTurn(earlier.turnId(), earlier.runId(), said, providerOrNull(said),
+                    checkpoints.getOrDefault(earlier.turnId(), Map.of()),
+                    views.snapshot(earlier.turnId(), null).map(TurnSnapshot::items).orElse(List.of())));
+        }
+        return ThreadConversation.rebuild(past, providerOf.apply(request), request);
+    }
+
+    private String providerOrNull(TurnRequest request) {
+        try {
+            return providerOf.apply(request);
+        } catch (RuntimeException notConfiguredHere) {
+            return null;
+        }
+    }
+
+    /** Waits until the views have read the end of the turn, so its items are all there. */
+    private void awaitItems(String turnId) {
+        try {
+            views.ended(turnId).get(ITEMS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("turn {} has not ended in the views after {} s; its thread goes on with what they show",
+                    turnId, ITEMS_WAIT.toSeconds());
+        }
+    }
+
+    private TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
+        try {
+            return format.read(record.topic(), record.value(), TurnRequestRecord.class);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}
