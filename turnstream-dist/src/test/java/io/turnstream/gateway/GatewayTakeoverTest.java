@@ -139,6 +139,8 @@ class GatewayTakeoverTest {
                 "heartbeat.interval.ms=1000",
                 "transaction.timeout.ms=5000",
                 "turnstream.gateway.retry.base-delay-ms=100",
+                // the simulated Anthropic server's model has no price: allowed by name
+                "turnstream.gateway.allowed-models=anthropic:sim-model",
                 ""));
         await().atMost(TIMEOUT).until(topology::isRunning);
     }
@@ -221,6 +223,31 @@ class GatewayTakeoverTest {
         reportTakeover("waiting for a tool", killedAt, turn);
         assertCompletedAsTheProviderSent(turn, events);
         assertThat(events).as("nothing was withdrawn").noneMatch(p -> p instanceof StreamPayload.ItemWithdrawn);
+        assertThat(other(owner).process().stderr()).contains("turn resumed at step 2: run " + turn.runId());
+    }
+
+    /**
+     * A step's last events and its checkpoint commit in one transaction: as soon as a reader sees step one
+     * complete (its {@code step_completed} status, sent with the checkpoint), the owner is killed; the other
+     * gateway resumes after it, and the provider, which counts the calls of step one, is never asked again.
+     */
+    @Test
+    void ownerKilledRightAfterAStepEndsNeverHasThatStepCalledAgain() throws Exception {
+        String prompt = "hold on: the owner dies as step one ends";
+        Started turn = startTurn(gateways.get(0), prompt);
+        Gateway owner = awaitOwner(turn);
+        await().atMost(TIMEOUT).pollInterval(Duration.ofMillis(20)).until(() -> events(turn).stream()
+                .anyMatch(p -> p instanceof StreamPayload.TurnStatus status
+                        && status.status() == TurnActivity.STEP_COMPLETED));
+
+        owner.process().kill();
+        heldToolRelease.complete(null);
+
+        List<StreamPayload> events = awaitTerminal(turn, TAKEOVER_BOUND.plus(TIMEOUT));
+        assertCompletedAsTheProviderSent(turn, events);
+        assertThat(modelCalls.get(prompt)).as("step one is never called again").hasValue(1);
+        assertThat(events).as("nothing of the complete step is taken back")
+                .noneMatch(p -> p instanceof StreamPayload.ItemWithdrawn);
         assertThat(other(owner).process().stderr()).contains("turn resumed at step 2: run " + turn.runId());
     }
 
