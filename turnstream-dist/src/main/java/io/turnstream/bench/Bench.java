@@ -116,7 +116,7 @@ public final class Bench {
         target(targets, figures, Figures.contentP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
         long appendTarget = commitMs + TopologyConfig.DEFAULT_PUNCTUATE_INTERVAL_MS + 50;
         target(targets, figures, Figures.appendP99(turns), "<= " + appendTarget + " ms", appendTarget, false);
-        target(targets, figures, Figures.appendBytes(turns), "<= 3x", 3, false);
+        target(targets, figures, Figures.appendLogBytes(turns), "<= 3x", 3, false);
         // the growth rule's bound: emissions grow geometrically by (1 + f), so the sum of emitted
         // contents stays under (1 + f) / f times the final one; one more for envelopes and short items
         double bound = (1 + config.growthFraction()) / config.growthFraction() + 1;

@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -62,6 +64,25 @@ final class BenchCluster implements AutoCloseable {
         Topics topics = Topics.prefixed("bench." + phase + ".");
         TopicAdmin.createAll(clientProperties(), topics, partitions, (short) 1);
         return topics;
+    }
+
+    /**
+     * Bytes of {@code topic}'s log segment files on the broker, every partition: what the broker stores
+     * of it, compressed batches and transaction markers included (index files aside).
+     */
+    long logBytes(String topic) throws IOException {
+        Pattern partitionDir = Pattern.compile(Pattern.quote(topic) + "-\\d+");
+        long bytes = 0;
+        try (Stream<Path> dirs = Files.list(broker.dataDir().resolve("logs"))) {
+            for (Path dir : dirs.filter(d -> partitionDir.matcher(d.getFileName().toString()).matches()).toList()) {
+                try (Stream<Path> files = Files.list(dir)) {
+                    for (Path segment : files.filter(f -> f.getFileName().toString().endsWith(".log")).toList()) {
+                        bytes += Files.size(segment);
+                    }
+                }
+            }
+        }
+        return bytes;
     }
 
     /** One more topic, for a baseline's output. */

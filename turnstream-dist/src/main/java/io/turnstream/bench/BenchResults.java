@@ -53,13 +53,22 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
      * One load level: {@code turns} concurrent paced turns. Rates are over the measurement window;
      * CPU is per 1,000 raw events, of the application's threads and of the whole process. Append
      * latency is content latency through {@code llm.item-appends}; append bytes per content byte are
-     * the append records' keys and values over the text they carried (null for the pass-through).
+     * the append records' keys and values over the text they carried, from the window's start; append
+     * log bytes per content byte are the bytes of the appends topic's log segment files on the broker
+     * (compressed batches, transaction markers: what it stores) over all the text the run's appends
+     * carried (both null for the pass-through).
      */
     public record LadderStep(String app, int turns, double offeredEventsPerSec, double sentEventsPerSec,
                              double upsertsPerSec, Percentiles emitLatency, Percentiles contentLatency,
                              long owedDeltas, double producerLagMs, double appCpuMsPer1000Events,
                              double processCpuMsPer1000Events, boolean sustained, Percentiles appendLatency,
-                             Double appendBytesPerContentByte) {
+                             Double appendBytesPerContentByte, Double appendLogBytesPerContentByte) {
+
+        LadderStep withAppendLogBytesPerContentByte(Double ratio) {
+            return new LadderStep(app, turns, offeredEventsPerSec, sentEventsPerSec, upsertsPerSec, emitLatency,
+                    contentLatency, owedDeltas, producerLagMs, appCpuMsPer1000Events, processCpuMsPer1000Events,
+                    sustained, appendLatency, appendBytesPerContentByte, ratio);
+        }
     }
 
     /** One application reading {@code events} raw events as fast as it can, in pair {@code pair} (from 1). */

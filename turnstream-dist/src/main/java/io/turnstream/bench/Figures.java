@@ -89,6 +89,11 @@ final class Figures {
         return "append bytes / content bytes at " + turns + " turns";
     }
 
+    /** The appends topic's log segment bytes on the broker (compressed, as stored) over the text. */
+    static String appendLogBytes(int turns) {
+        return "append log bytes / content bytes at " + turns + " turns";
+    }
+
     private void flood(List<FloodResult> flood) {
         List<FloodResult> topology = reader(flood, FloodRun.TOPOLOGY);
         List<FloodResult> copy = reader(flood, FloodRun.PASS_THROUGH);
@@ -125,6 +130,8 @@ final class Figures {
         add("content p50 through appends at " + turns + " turns", "ms", values(appending, s -> s.appendLatency().p50()));
         add(contentP99(turns), "ms", values(showing, s -> s.contentLatency().p99()));
         add(appendBytes(turns), RATIO, topology.stream().map(LadderStep::appendBytesPerContentByte)
+                .filter(Objects::nonNull).toList());
+        add(appendLogBytes(turns), RATIO, topology.stream().map(LadderStep::appendLogBytesPerContentByte)
                 .filter(Objects::nonNull).toList());
         add("deltas never shown at " + turns + " turns, topology", COUNT, values(topology, s -> (double) s.owedDeltas()));
         add("CPU ms per 1,000 events at " + turns + " turns, topology", "ms",

@@ -66,6 +66,7 @@ final class LadderRun {
     private LadderStep topology(String phase, String appId, int turns, int memoryRun) throws Exception {
         Topics topics = cluster.createTopics(phase);
         LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
+        LadderStep step;
         try (StreamsService app = cluster.startTopology(appId, topics, 0);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), topics.upserts(),
@@ -80,8 +81,14 @@ final class LadderRun {
                 memory.add(new Memory(memoryRun, open, heapIdle, heap, open == 0 ? 0 : (heap - heapIdle) / open,
                         rocks.values().stream().mapToLong(Long::longValue).sum(), rocks));
             };
-            return step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen);
+            step = step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen);
         }
+        // after the run: its turns have ended, so the log holds all the appends the tracker read
+        long text = tracker.allAppendTextBytes();
+        long stored = cluster.logBytes(topics.itemAppends());
+        progress.printf("  appends stored in the log: %,d bytes for %,d bytes of text (%.2fx)%n", stored, text,
+                text == 0 ? 0.0 : (double) stored / text);
+        return step.withAppendLogBytesPerContentByte(text == 0 ? null : round((double) stored / text));
     }
 
     /** The pass-through app at one step: its latency is the floor any Streams app pays here. */
@@ -135,7 +142,7 @@ final class LadderRun {
                     round(tracker.upsertsInWindow() / seconds), emit, tracker.contentLatency(), owed,
                     round(maxLag / 1e6), perThousand(appCpu, sent), perThousand(processCpu, sent),
                     owed == 0 && emit.count() > 0 && emit.p99() < config.latencyTargetMs(), tracker.appendLatency(),
-                    nullableRound(tracker.appendBytesPerTextByte()));
+                    nullableRound(tracker.appendBytesPerTextByte()), null);
             progress.printf("  %,.0f events/s sent (%,.0f offered), %,.0f upserts/s, emit p99 %.1f ms, "
                             + "content p99 %.1f ms (through appends %.1f ms), %d deltas never shown%n",
                     step.sentEventsPerSec(), offered, step.upsertsPerSec(), emit.p99(), step.contentLatency().p99(),

@@ -39,6 +39,7 @@ final class LatencyTracker {
     private final Histogram appendLatency = new Histogram(MAX_TRACKED_NANOS, 3);
     private long appendRecordBytes;
     private long appendTextBytes;
+    private long allAppendTextBytes;
     private volatile long windowFrom = Long.MAX_VALUE;
     private volatile long windowTo = Long.MAX_VALUE;
     private volatile long upsertsInWindow;
@@ -153,6 +154,7 @@ final class LatencyTracker {
             progress.appended[item.ordinal()] = Math.max(progress.appended[item.ordinal()], contained);
             appendRecordBytes += (key == null ? 0 : key.getBytes(StandardCharsets.UTF_8).length) + appendBytes.length;
             appendTextBytes += text.getBytes(StandardCharsets.UTF_8).length;
+            allAppendTextBytes += text.getBytes(StandardCharsets.UTF_8).length;
         }
     }
 
@@ -246,6 +248,11 @@ final class LatencyTracker {
     /** Bytes of the append records (keys and values) over the text they carried, since the window opened; null without appends. */
     synchronized Double appendBytesPerTextByte() {
         return appendTextBytes == 0 ? null : (double) appendRecordBytes / appendTextBytes;
+    }
+
+    /** The text every append read so far carried, window or not. */
+    synchronized long allAppendTextBytes() {
+        return allAppendTextBytes;
     }
 
     private long intended(SimulatedTurn turn, int slot) {

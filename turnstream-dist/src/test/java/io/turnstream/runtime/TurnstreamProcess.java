@@ -93,10 +93,15 @@ public final class TurnstreamProcess implements AutoCloseable {
 
     /** Waits until {@code /health} on {@code port} answers 200; fails at once if the process dies first. */
     public void awaitHealthy(int port) {
+        awaitHealthy(port, Duration.ofSeconds(90));
+    }
+
+    /** As {@link #awaitHealthy(int)}, waiting at most {@code bound}. */
+    public void awaitHealthy(int port, Duration bound) {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
                 .timeout(Duration.ofSeconds(2)).build();
-        Awaitility.await("/health of " + stderr).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+        Awaitility.await("/health of " + stderr).atMost(bound).pollInterval(Duration.ofMillis(200))
                 .ignoreExceptionsInstanceOf(IOException.class)
                 .until(() -> {
                     if (!process.isAlive()) {

@@ -45,6 +45,23 @@ public final class CommittedReader implements AutoCloseable {
         return Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(10)).until(this::poll, done);
     }
 
+    /**
+     * Reads up to the end of what was committed when called (the last stable offset of each partition)
+     * and returns everything read so far.
+     */
+    public List<ConsumerRecord<String, String>> readToEnd(Duration timeout) {
+        Map<TopicPartition, Long> end;
+        synchronized (this) {
+            end = consumer.endOffsets(consumer.assignment(), timeout);
+        }
+        return Awaitility.await("the end of " + end).atMost(timeout).pollInSameThread().pollInterval(Duration.ofMillis(10))
+                .until(this::poll, read -> reached(end));
+    }
+
+    private synchronized boolean reached(Map<TopicPartition, Long> end) {
+        return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+    }
+
     @Override
     public synchronized void close() {
         consumer.close();

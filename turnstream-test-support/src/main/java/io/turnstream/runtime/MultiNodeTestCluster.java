@@ -10,8 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.TopicConfig;
+import org.awaitility.Awaitility;
 
 /**
  * A real multi-node KRaft cluster for tests: each node a {@code turnstream broker --node-id N} process
@@ -48,6 +51,7 @@ public final class MultiNodeTestCluster implements AutoCloseable {
             for (NodeProcess node : nodes) {
                 node.awaitReady(READY);
             }
+            cluster.awaitAllRegistered();
             short replicas = (short) Math.min(3, size);
             TopicAdmin.createAll(cluster.adminProperties(), Topics.DEFAULTS, partitions, replicas,
                     Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(Math.min(2, replicas))));
@@ -76,6 +80,20 @@ public final class MultiNodeTestCluster implements AutoCloseable {
         NodeProcess node = launch(layout.nodes().get(id - 1));
         nodes.set(id - 1, node);
         node.awaitReady(READY);
+        awaitAllRegistered();
+    }
+
+    /**
+     * Waits until every node is a live broker of the cluster: a node prints its ready line on its own,
+     * and on a loaded machine another may still be starting or be fenced for a missed heartbeat, which
+     * would fail a topic creation with three replicas.
+     */
+    private void awaitAllRegistered() {
+        try (Admin admin = Admin.create(adminProperties())) {
+            Awaitility.await("all " + nodes.size() + " brokers registered and unfenced").atMost(READY)
+                    .pollInterval(Duration.ofMillis(200)).ignoreExceptionsInstanceOf(ExecutionException.class)
+                    .until(() -> admin.describeCluster().nodes().get().size() == nodes.size());
+        }
     }
 
     private NodeProcess launch(ClusterLayout.Node node) throws IOException {

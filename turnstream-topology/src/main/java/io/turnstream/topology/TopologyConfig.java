@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -52,6 +53,12 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public static final long DEFAULT_PUNCTUATE_INTERVAL_MS = 100;
     public static final long DEFAULT_ITEM_STATE_RETENTION_MS = Duration.ofDays(7).toMillis();
     public static final String DEFAULT_STANDBY_REPLICAS = "1";
+    /** The compression of everything the topology writes; {@code compression.type} or {@code producer.compression.type} override it. */
+    public static final String DEFAULT_COMPRESSION = "lz4";
+    /** How long the topology's producer waits for one produce request (Kafka: 30 s). */
+    public static final String DEFAULT_REQUEST_TIMEOUT_MS = "15000";
+    /** How long a send may be retried before the task is closed dirty and resumes from its last commit. */
+    public static final String DEFAULT_DELIVERY_TIMEOUT_MS = "30000";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -107,11 +114,28 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         // The topology has no global stores; this only opts into the Kafka 5.0 default early.
         props.put("processing.exception.handler.global.enabled", "true");
         props.putAll(kafka);
+        // Appends, upserts and store changes are small JSON records with the same field names: a
+        // compressed batch of them stores a fraction of their bytes (docs/benchmarks.md)
+        producerDefault(props, ProducerConfig.COMPRESSION_TYPE_CONFIG, DEFAULT_COMPRESSION);
+        // Under exactly-once Kafka Streams retries a send forever (delivery.timeout.ms = Integer.MAX_VALUE)
+        // and flushes before each commit without a time limit: one batch that a partition's new leader
+        // keeps refusing after a broker dies (the broker has aborted its transaction meanwhile) hangs the
+        // stream thread in the commit until max.poll.interval.ms. Bounded, the send fails, the task is
+        // closed dirty (its transaction aborted) and resumes from its last commit (docs/runtime.md).
+        producerDefault(props, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT_MS);
+        producerDefault(props, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, DEFAULT_DELIVERY_TIMEOUT_MS);
         FailoverDefaults.groupMember(props);
         // a dead instance's open transaction blocks its successor's restore and every read_committed reader
         // until the broker aborts it: nobody else holds its transactional id to fence it
         FailoverDefaults.transactionalProducer(props);
         return props;
+    }
+
+    /** Sets a producer property unless the user gave it, plain or with the {@code producer.} prefix. */
+    private static void producerDefault(Properties props, String key, String value) {
+        if (!props.containsKey(key)) {
+            props.putIfAbsent(StreamsConfig.producerPrefix(key), value);
+        }
     }
 
     public TopologyConfig withTopics(Topics newTopics) {

@@ -21,7 +21,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
-import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -199,13 +198,15 @@ public final class OwnedPartitions {
             TopicPartition partition = entry.getKey();
             try {
                 entry.getValue().commit(log.position(partition), log.groupMetadata());
-            } catch (ProducerFencedException | InvalidProducerEpochException | FencedInstanceIdException fenced) {
+            } catch (ProducerFencedException | FencedInstanceIdException fenced) {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
             } catch (KafkaException e) {
                 // for instance a commit during a rebalance (CommitFailedException), or a transaction
-                // that timed out: the partition is still ours, but what was sent since the last commit
-                // is aborted
+                // that timed out (under transactions v2 the coordinator's abort bumps the epoch, so it
+                // shows as InvalidProducerEpochException): the partition is still ours, but what was
+                // sent since the last commit is aborted. Letting the partition go then would leave its
+                // turns to nobody: the group does not move a partition its member still holds.
                 LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,
                         e.getMessage());
                 stopTurns(owned.remove(partition));

@@ -26,6 +26,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -189,6 +190,28 @@ class OwnedPartitionsTest {
         assertThat(log.rewound).containsExactly(P0);
         assertThat(producers.opened).hasSize(2);
         assertThat(partitions.owned()).containsExactly(P0);
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
+                tuple("turn-a", true), tuple("turn-a", true));
+    }
+
+    @Test
+    void aTransactionTheCoordinatorAbortedTakesThePartitionOverAgainInsteadOfLettingItGo() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        partitions.assigned(List.of(P0));
+        TurnRegistry.ActiveTurn first = turns.active("turn-a");
+        // transactions v2: a transaction open longer than transaction.timeout.ms is aborted by the
+        // coordinator with an epoch bump, which the producer reports as an old epoch
+        producers.opened.get(0).commitTransactionException =
+                new InvalidProducerEpochException("Producer attempted to produce with an old epoch");
+        log.committed = 5;
+
+        partitions.commitAll();
+
+        assertThat(first.handover).as("the turn stops here and is resumed from Kafka").isDone();
+        assertThat(log.rewound).containsExactly(P0);
+        assertThat(partitions.owned()).as("still this gateway's: nobody else would resume its turns")
+                .containsExactly(P0);
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
                 tuple("turn-a", true), tuple("turn-a", true));
     }

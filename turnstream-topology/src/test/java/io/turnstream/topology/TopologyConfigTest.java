@@ -1,0 +1,42 @@
+package io.turnstream.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.turnstream.runtime.Settings;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
+
+/** The Streams properties the topology runs with: its producer defaults, and the user's keys winning over them. */
+class TopologyConfigTest {
+
+    @Test
+    void theProducerCompressesAndGivesUpOnASendInsteadOfRetryingItForever() {
+        StreamsConfig config = new StreamsConfig(streamsProperties(Map.of()));
+        Map<String, Object> producer = config.getProducerConfigs("client");
+
+        assertThat(producer).containsEntry("compression.type", "lz4")
+                .containsEntry("delivery.timeout.ms", "30000")
+                .containsEntry("request.timeout.ms", "15000")
+                .containsEntry("transaction.timeout.ms", "5000");
+    }
+
+    @Test
+    void theUsersKeysWinPlainOrWithTheProducerPrefix() {
+        StreamsConfig config = new StreamsConfig(streamsProperties(Map.of(
+                "compression.type", "zstd",
+                "producer.delivery.timeout.ms", "120000")));
+        Map<String, Object> producer = config.getProducerConfigs("client");
+
+        assertThat(producer).containsEntry("compression.type", "zstd")
+                .containsEntry("delivery.timeout.ms", "120000");
+    }
+
+    private static Properties streamsProperties(Map<String, String> user) {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", "127.0.0.1:9092");
+        props.putAll(user);
+        return TopologyConfig.from(Settings.of(props)).streamsProperties();
+    }
+}
