@@ -21,7 +21,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -198,15 +197,16 @@ public final class OwnedPartitions {
             TopicPartition partition = entry.getKey();
             try {
                 entry.getValue().commit(log.position(partition), log.groupMetadata());
-            } catch (ProducerFencedException | FencedInstanceIdException fenced) {
+            } catch (FencedInstanceIdException fenced) {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
             } catch (KafkaException e) {
                 // for instance a commit during a rebalance (CommitFailedException), or a transaction
-                // that timed out (under transactions v2 the coordinator's abort bumps the epoch, so it
-                // shows as InvalidProducerEpochException): the partition is still ours, but what was
-                // sent since the last commit is aborted. Letting the partition go then would leave its
-                // turns to nobody: the group does not move a partition its member still holds.
+                // that timed out: under transactions v2 the coordinator's abort bumps the epoch, so it
+                // shows as InvalidProducerEpochException or ProducerFencedException although no other
+                // gateway holds the partition. The group still gives it to this gateway (a revoked or
+                // lost partition is no longer owned): letting it go would leave its turns to nobody.
+                // What was sent since the last commit is aborted; the turns resume from Kafka.
                 LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,
                         e.getMessage());
                 stopTurns(owned.remove(partition));

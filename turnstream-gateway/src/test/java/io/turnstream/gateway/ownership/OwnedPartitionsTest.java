@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -27,10 +28,13 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The ownership loop's decisions without a broker and without real waits: the group consumer is
@@ -159,23 +163,6 @@ class OwnedPartitionsTest {
     }
 
     @Test
-    void aFencedOwnerStopsItsTurnsAtOnceAndLetsThePartitionGo() {
-        partitions.assigned(List.of(P0));
-        partitions.record(log.record(5, request("turn-a")));
-        MockProducer<String, byte[]> producer = producers.opened.get(0);
-        TurnRegistry.ActiveTurn turn = turns.active("turn-a");
-
-        producer.fenceProducer();
-        partitions.commitAll();
-
-        assertThat(partitions.owned()).isEmpty();
-        assertThat(turn.handover).isDone();
-        assertThat(turn.cancel.isCancelled()).isTrue();
-        assertThat(producer.closed()).isTrue();
-        assertThat(partitions.healthy()).as("not ours any more: nothing to retry").isTrue();
-    }
-
-    @Test
     void aFailedCommitTakesThePartitionOverAgainFromItsCommittedOffset() {
         log.position = 5;
         log.append(5, request("turn-a"));
@@ -194,16 +181,20 @@ class OwnedPartitionsTest {
                 tuple("turn-a", true), tuple("turn-a", true));
     }
 
-    @Test
-    void aTransactionTheCoordinatorAbortedTakesThePartitionOverAgainInsteadOfLettingItGo() {
+    /** Transactions v2: the coordinator aborts a transaction open past its timeout with an epoch bump. */
+    static Stream<RuntimeException> coordinatorAborts() {
+        return Stream.of(new InvalidProducerEpochException("Producer attempted to produce with an old epoch"),
+                new ProducerFencedException("There is a newer producer with the same transactionalId"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("coordinatorAborts")
+    void aTransactionTheCoordinatorAbortedTakesThePartitionOverAgainInsteadOfLettingItGo(RuntimeException aborted) {
         log.position = 5;
         log.append(5, request("turn-a"));
         partitions.assigned(List.of(P0));
         TurnRegistry.ActiveTurn first = turns.active("turn-a");
-        // transactions v2: a transaction open longer than transaction.timeout.ms is aborted by the
-        // coordinator with an epoch bump, which the producer reports as an old epoch
-        producers.opened.get(0).commitTransactionException =
-                new InvalidProducerEpochException("Producer attempted to produce with an old epoch");
+        producers.opened.get(0).commitTransactionException = aborted;
         log.committed = 5;
 
         partitions.commitAll();
