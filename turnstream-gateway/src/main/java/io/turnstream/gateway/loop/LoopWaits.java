@@ -1,19 +1,15 @@
 package io.turnstream.gateway.loop;
 
-import io.turnstream.gateway.provider.CancelSignal;
 import java.time.Clock;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How the agent loop waits, by the turn's clock: for a retry's backoff, and for the next input of a
- * tool round. The gateway blocks its turn's thread; the turn simulation moves its clock to the next
- * thing it scheduled instead, so no test waits for real.
+ * How the agent loop waits, by the turn's clock, for the {@link LoopMachine}'s next input or deadline (a
+ * retry's backoff, a tool round's timeout). The gateway blocks its turn's thread; the turn simulation
+ * moves its clock to the next thing it scheduled instead, so no test waits for real.
  */
 public interface LoopWaits {
-
-    /** Waits until {@code at} (epoch millis) unless cancelled first; returns true when cancelled. */
-    boolean sleepUntil(long at, CancelSignal cancel);
 
     /** The next input, waiting up to {@code deadline} (epoch millis); null when none came by then. */
     <T> T next(BlockingQueue<T> inputs, long deadline) throws InterruptedException;
@@ -21,11 +17,6 @@ public interface LoopWaits {
     /** Blocks the calling thread, by {@code clock}. */
     static LoopWaits blocking(Clock clock) {
         return new LoopWaits() {
-            @Override
-            public boolean sleepUntil(long at, CancelSignal cancel) {
-                return cancel.sleep(java.time.Duration.ofMillis(Math.max(0, at - clock.millis())));
-            }
-
             @Override
             public <T> T next(BlockingQueue<T> inputs, long deadline) throws InterruptedException {
                 return inputs.poll(Math.max(0, deadline - clock.millis()), TimeUnit.MILLISECONDS);

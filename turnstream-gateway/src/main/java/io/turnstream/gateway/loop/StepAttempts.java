@@ -16,7 +16,7 @@ import java.util.random.RandomGenerator;
  * failed attempt is withdrawn and made again (backing off, or falling back to another model), and
  * when the step gives up. It makes no call, sleeps not and reads no clock: it is fed each attempt's
  * outcome, the clock's ticks and a cancel, and answers with what to do ({@link Output}). The
- * {@link StepRetry} shell makes the HTTP calls and waits; the simulation feeds it seeded faults.
+ * {@link LoopMachine} runs it within the turn and its shell, {@link AgentLoop}, makes the HTTP calls and waits.
  *
  * <p>A transient failure (rate limit, overload, broken or stalled stream) is retried within the
  * retry budget, also after output has started, provided the attempt's items were withdrawn. An

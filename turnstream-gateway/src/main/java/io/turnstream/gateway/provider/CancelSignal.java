@@ -1,12 +1,8 @@
 package io.turnstream.gateway.provider;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A turn's cancellation: set once, from any thread. Blocking work registers what to undo (close the
@@ -52,20 +48,5 @@ public final class CancelSignal {
             hook.run();
         }
         return () -> hooks.remove(hook);
-    }
-
-    /** Waits for {@code delay} unless cancelled first; returns true when cancelled. */
-    public boolean sleep(Duration delay) {
-        try {
-            cancelled.get(delay.toMillis(), TimeUnit.MILLISECONDS);
-            return true;
-        } catch (TimeoutException elapsed) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
-        } catch (ExecutionException impossible) {
-            return true;
-        }
     }
 }

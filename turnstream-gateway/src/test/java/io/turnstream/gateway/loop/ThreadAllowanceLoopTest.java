@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.ResolvedProvider;
@@ -150,12 +149,6 @@ class ThreadAllowanceLoopTest {
     /** Nothing else happens by itself: a wait with nothing to read moves the clock to its deadline. */
     private LoopWaits waits() {
         return new LoopWaits() {
-            @Override
-            public boolean sleepUntil(long at, CancelSignal cancel) {
-                clock.now = Math.max(clock.now, at);
-                return false;
-            }
-
             @Override
             public <T> T next(BlockingQueue<T> inputs, long deadline) {
                 T next = inputs.poll();

@@ -60,8 +60,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Deterministic simulation of whole turns: the real {@link AgentLoop} (with {@link StepAttempts},
- * {@link ContextManager}, {@link ToolRound}, {@code StepItems} and {@link TurnProgress}) runs against a
+ * Deterministic simulation of whole turns: the real {@link AgentLoop} (its {@link LoopMachine}, with
+ * {@link StepAttempts}, {@link ToolRound}, {@code StepItems} and {@link TurnProgress}) runs against a
  * simulated provider, tool executor, clock and Kafka log, under a fault schedule drawn from a seed:
  * HTTP 429 with and without retry-after, 529, 500, a prompt too long, a stream broken or stalled at any
  * event (before output, mid-text, after a whole tool block), an in-stream overload, {@code max_tokens},
@@ -619,12 +619,6 @@ class TurnSimulationTest {
 
         private LoopWaits waits() {
             return new LoopWaits() {
-                @Override
-                public boolean sleepUntil(long at, CancelSignal cancel) {
-                    advance(at, cancel::isCancelled);
-                    return cancel.isCancelled();
-                }
-
                 @Override
                 public <T> T next(BlockingQueue<T> inputs, long deadline) {
                     advance(deadline, () -> !inputs.isEmpty());
