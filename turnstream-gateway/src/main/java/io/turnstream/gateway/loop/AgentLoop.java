@@ -27,7 +27,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -101,7 +100,7 @@ public final class AgentLoop implements Runnable {
         this.compactor = new ConversationCompactor(client, config);
         this.spans = metrics.tracing().turn(turn, progress.model());
         this.machine = new LoopMachine(turn, progress, config, allowances, producer.clock(),
-                RandomGenerator.getDefault(), this::streamed);
+                waits.jitter(), this::streamed);
     }
 
     @Override
@@ -170,6 +169,11 @@ public final class AgentLoop implements Runnable {
                 perform(List.of(output));
             }
         }
+    }
+
+    /** The transitions the turn's machine took here, in order. */
+    List<LoopMachine.Transition> transitions() {
+        return machine.taken();
     }
 
     /** The running model call's items emitted: the machine decides what of it to publish now. */

@@ -120,16 +120,20 @@ public final class LoopMachine {
 
     static {
         Set<Transition> table = new HashSet<>();
+        // step boundaries: after the start (nothing is known of the context yet, no handover was fed yet),
+        // after a continued step (which never passes the step limit: it extends it), after a tool round
         table.add(new Transition(State.STARTING, Why.CALL_STEP, State.CALLING));
+        table.add(new Transition(State.STARTING, Why.STEP_LIMIT, State.COMPLETE));
         table.add(new Transition(State.CALLING, Why.CONTINUE, State.CALLING));
+        table.add(new Transition(State.CALLING, Why.NEARLY_FULL, State.COMPACTING));
+        table.add(new Transition(State.CALLING, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.AWAITING_TOOLS, Why.RESULTS_IN, State.CALLING));
+        table.add(new Transition(State.AWAITING_TOOLS, Why.NEARLY_FULL, State.COMPACTING));
+        table.add(new Transition(State.AWAITING_TOOLS, Why.STEP_LIMIT, State.COMPLETE));
+        table.add(new Transition(State.AWAITING_TOOLS, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.COMPACTING, Why.COMPACTION_ENDED, State.CALLING));
-        for (State boundary : EnumSet.of(State.STARTING, State.CALLING, State.AWAITING_TOOLS)) {
-            // a step boundary: after the start, a continued step, or the tool results
-            table.add(new Transition(boundary, Why.NEARLY_FULL, State.COMPACTING));
-            table.add(new Transition(boundary, Why.STEP_LIMIT, State.COMPLETE));
-            table.add(new Transition(boundary, Why.HANDOVER, State.HANDED_OVER));
-            table.add(new Transition(boundary, Why.CLIENT_TOOL, State.COMPLETE));
+        for (State from : EnumSet.of(State.STARTING, State.CALLING, State.AWAITING_TOOLS)) {
+            table.add(new Transition(from, Why.CLIENT_TOOL, State.COMPLETE));
         }
         table.add(new Transition(State.CALLING, Why.RETRY, State.CALLING));
         table.add(new Transition(State.CALLING, Why.BACKOFF, State.BACKING_OFF));
@@ -283,6 +287,8 @@ public final class LoopMachine {
     private final TurnProgress.Interrupted interrupted;
 
     private State state = State.STARTING;
+    /** The transitions this turn took, in order (the simulation reports how much of the table its schedules cover). */
+    private final List<Transition> taken = new ArrayList<>();
     /** What the input being handled makes the shell do; null between inputs. */
     private List<Output> out;
     private String model;
@@ -352,6 +358,11 @@ public final class LoopMachine {
 
     public State state() {
         return state;
+    }
+
+    /** The transitions taken so far, in order. */
+    public List<Transition> taken() {
+        return List.copyOf(taken);
     }
 
     /** The turn's usage so far, or null. */
@@ -464,6 +475,7 @@ public final class LoopMachine {
         if (!TRANSITIONS.contains(transition)) {
             throw new IllegalStateException("the loop has no transition " + transition);
         }
+        taken.add(transition);
         state = to;
     }
 

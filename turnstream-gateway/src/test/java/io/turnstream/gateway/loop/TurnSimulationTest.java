@@ -52,6 +52,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.random.RandomGenerator;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.config.Configurator;
@@ -103,9 +104,13 @@ class TurnSimulationTest {
         BROKEN_AFTER_TOOL_BLOCK, STALLED, OVERLOADED_IN_STREAM, MAX_TOKENS, TOOL_CALLS, FALLBACK_MODEL, TOOL_LATE,
         TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, COMPACTION, COMPACTION_FAILS, COMPACTION_CANCELLED,
         APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED, APPROVAL_LATE, APPROVAL_DUPLICATED, APPROVAL_CONTRADICTORY,
-        APPROVAL_NEVER, ON_DENY_STOP, ON_DENY_CONTINUE, CANCEL, CRASH, TAKEOVER, REBALANCE, DRAIN, HANDOVER_CUT_OFF,
+        APPROVAL_NEVER, APPROVAL_REMEMBERED,
+        /** An earlier turn of the thread allowed write_file for the rest of the thread. */
+        THREAD_ALLOWS_WRITES, ON_DENY_STOP, ON_DENY_CONTINUE, CANCEL, CRASH, TAKEOVER, REBALANCE, DRAIN, HANDOVER_CUT_OFF,
         /** Not drawn: a read-only call the executor started before its step's checkpoint was committed. */
-        READ_ONLY_STARTED_WHILE_STREAMING
+        READ_ONLY_STARTED_WHILE_STREAMING,
+        /** Not drawn: a call of a tool its thread allowed ({@code remember: true}) that the gateway approved itself. */
+        ALLOWED_FOR_THE_THREAD
     }
 
     @BeforeAll
@@ -126,10 +131,11 @@ class TurnSimulationTest {
         long base = Long.getLong("simulation.seed", new Random().nextLong());
         Map<Fault, Integer> drawn = new EnumMap<>(Fault.class);
         Map<String, Integer> endings = new HashMap<>();
+        Map<LoopMachine.Transition, Integer> transitions = new HashMap<>();
         long started = System.nanoTime();
         for (int i = 0; i < SCHEDULES; i++) {
             long seed = base + i;
-            Schedule schedule = new Schedule(seed, drawn);
+            Schedule schedule = new Schedule(seed, drawn, transitions);
             try {
                 endings.merge(schedule.run(), 1, Integer::sum);
             } catch (AssertionError | RuntimeException e) {
@@ -144,9 +150,17 @@ class TurnSimulationTest {
             assertThat(drawn).as("read-only calls start while the model streams").containsKey(
                     Fault.READ_ONLY_STARTED_WHILE_STREAMING);
         }
+        if (SCHEDULES >= 5_000) {
+            assertThat(drawn).as("a remembered approval lets the gateway approve a later call of the tool").containsKey(
+                    Fault.ALLOWED_FOR_THE_THREAD);
+        }
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf("Turn simulation: %d schedules from seed %d in %.2f s (%.0f/s); turns ended %s; faults drawn: %s%n",
                 SCHEDULES, base, seconds, SCHEDULES / seconds, endings, drawn);
+        Set<LoopMachine.Transition> untaken = new HashSet<>(LoopMachine.TRANSITIONS);
+        untaken.removeAll(transitions.keySet());
+        System.out.printf("Loop transitions taken (%d of %d): %s; never taken: %s%n", transitions.size(),
+                LoopMachine.TRANSITIONS.size(), transitions, untaken);
     }
 
     /** The owner's process dies: nothing after this runs, and what it did not commit is aborted. */
@@ -208,6 +222,7 @@ class TurnSimulationTest {
         private final long seed;
         private final Random random;
         private final Map<Fault, Integer> drawn;
+        private final Map<LoopMachine.Transition, Integer> transitions;
         private final SimClock clock = new SimClock();
         private final PriorityQueue<Timed> agenda = new PriorityQueue<>();
         private final List<Entry> log = new ArrayList<>();
@@ -229,6 +244,12 @@ class TurnSimulationTest {
         private final Set<String> toolNeverAnswers = new HashSet<>();
         /** Calls the executor asked a person about and holds until a decision. */
         private final Set<String> awaitingDecision = new HashSet<>();
+        /** The tool of each call the executor received. */
+        private final Map<String, String> toolOfCall = new HashMap<>();
+        /** The thread's allowances ({@code llm.thread-allowances}): every gateway reads them, so they outlive owners. */
+        private final ThreadAllowances allowances = new ThreadAllowances();
+        /** The owner's approvals on {@code llm.control} not committed yet: the executor reads them once committed. */
+        private final List<ControlMessage> uncommittedControls = new ArrayList<>();
         /** The decision the executor applied to each asked call: the first after its ask. */
         private final Map<String, Boolean> standing = new HashMap<>();
         private final boolean writesAskApproval;
@@ -244,8 +265,9 @@ class TurnSimulationTest {
         private final LoopConfig config;
         private final AgentLoop.Turn turn;
 
-        Schedule(long seed, Map<Fault, Integer> drawn) {
+        Schedule(long seed, Map<Fault, Integer> drawn, Map<LoopMachine.Transition, Integer> transitions) {
             this.seed = seed;
+            this.transitions = transitions;
             this.random = new Random(mixed(seed));
             this.drawn = drawn;
             Properties settings = new Properties();
@@ -261,6 +283,10 @@ class TurnSimulationTest {
                 count(Fault.FALLBACK_MODEL);
             }
             this.writesAskApproval = random.nextBoolean();
+            if (writesAskApproval && random.nextInt(4) == 0) {
+                count(Fault.THREAD_ALLOWS_WRITES);
+                allowances.apply(ThreadAllowances.key(null, "thread", "write_file"), true);
+            }
             this.turn = new AgentLoop.Turn(TURN, "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
                     fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null, Set.of());
         }
@@ -293,7 +319,7 @@ class TurnSimulationTest {
                 registry = new TurnRegistry();
                 approvals = new ApprovalDecisions();
                 // a gateway started after an ask knows it from the compacted source (the call's awaiting_approval status)
-                awaitingDecision.forEach(callId -> approvals.askedBefore(TURN, callId, null));
+                awaitingDecision.forEach(callId -> approvals.askedBefore(TURN, callId, toolOfCall.get(callId)));
                 if (clock.now >= cancelAt) {
                     // the cancel came before the turn started here: it is applied when it starts
                     registry.cancel(TURN, "the user stopped the turn");
@@ -301,9 +327,10 @@ class TurnSimulationTest {
                 active = registry.register(new TurnStatus(TURN, "thread", RUN, TurnPhase.RUNNING));
                 approvals.showAwaiting(TURN, progress, active);
                 results.values().forEach(result -> at(clock.now, () -> deliver(result)));
+                AgentLoop loop = new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(),
+                        new GatewayMetrics(), config, allowances);
                 try {
-                    new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(), new GatewayMetrics(),
-                            config, new ThreadAllowances()).run();
+                    loop.run();
                     assertThat(registry.runningCount()).as("the turn's slot in the registry is released").isZero();
                     if (!active.handover.isDone()) {
                         break;
@@ -321,6 +348,8 @@ class TurnSimulationTest {
                     clock.now += 10_000 + random.nextInt(30_000);
                     owner++;
                     count(Fault.TAKEOVER);
+                } finally {
+                    loop.transitions().forEach(transition -> transitions.merge(transition, 1, Integer::sum));
                 }
             }
             commit();
@@ -377,7 +406,18 @@ class TurnSimulationTest {
 
                 @Override
                 public CompletableFuture<Void> control(ControlMessage message) {
-                    throw new AssertionError("no tool is allowed for the thread here: " + message);
+                    assertThat(message.approved() && allowances.allows(null, "thread", toolOfCall.get(message.callId())))
+                            .as("the gateway approves only calls of a tool the thread allows: %s", message).isTrue();
+                    if (fenced) {
+                        return CompletableFuture.failedFuture(new IllegalStateException("the partition is no longer owned"));
+                    }
+                    if (writesUntilCrash == 0) {
+                        throw new Crash();
+                    }
+                    writesUntilCrash--;
+                    uncommittedControls.add(message);
+                    maybeCommit();
+                    return CompletableFuture.completedFuture(null);
                 }
 
                 @Override
@@ -431,11 +471,15 @@ class TurnSimulationTest {
                 }
             }
             committed = log.size();
+            uncommittedControls.forEach(message -> at(clock.now, () -> decide(message.callId(), message.approved(),
+                    message.reason(), false)));
+            uncommittedControls.clear();
         }
 
         /** What the owner did not commit is aborted; the executor's work goes on (it is another process). */
         private void abortUncommitted() {
             log.subList(committed, log.size()).clear();
+            uncommittedControls.clear();
         }
 
         // ---- the simulated tool executor: runs a call once its item_done is committed
@@ -443,6 +487,7 @@ class TurnSimulationTest {
         /** A call reached the executor: it runs it, refuses it, or asks a person first. */
         private void receive(String callId, String name) {
             received.merge(callId, 1, Integer::sum);
+            toolOfCall.put(callId, name);
             long start = clock.now + random.nextInt(2_000);
             int fate = random.nextInt(12);
             if (fate == 0) {
@@ -499,36 +544,41 @@ class TurnSimulationTest {
             count(Fault.APPROVAL_ASKED);
             at(at, () -> {
                 awaitingDecision.add(callId);
-                // as InboxRouting routes the ask: to the approval rounds and the running turn
-                approvals.asked(TURN, callId, null);
+                // as InboxRouting routes the ask, with its tool: to the approval rounds and the running turn
+                approvals.asked(TURN, callId, toolOfCall.get(callId));
                 registry.approvalRequested(TURN, callId);
             });
             long timeout = at + APPROVAL_TIMEOUT.toMillis();
-            at(timeout, () -> decide(callId, false, "no approval within " + APPROVAL_TIMEOUT.toSeconds() + " s"));
+            at(timeout, () -> decide(callId, false, "no approval within " + APPROVAL_TIMEOUT.toSeconds() + " s", false));
             long decided = at + random.nextInt((int) APPROVAL_TIMEOUT.toMillis());
             boolean approve = random.nextBoolean();
-            switch (random.nextInt(6)) {
+            switch (random.nextInt(7)) {
                 case 0 -> {
                     count(Fault.APPROVAL_ALLOWED);
-                    at(decided, () -> decide(callId, true, null));
+                    at(decided, () -> decide(callId, true, null, false));
                 }
                 case 1 -> {
                     count(Fault.APPROVAL_DENIED);
-                    at(decided, () -> decide(callId, false, "the user said no"));
+                    at(decided, () -> decide(callId, false, "the user said no", false));
                 }
                 case 2 -> {
                     count(Fault.APPROVAL_LATE);
-                    at(timeout + random.nextInt(30_000), () -> decide(callId, approve, "late"));
+                    at(timeout + random.nextInt(30_000), () -> decide(callId, approve, "late", false));
                 }
                 case 3 -> {
                     count(Fault.APPROVAL_DUPLICATED);
-                    at(decided, () -> decide(callId, approve, "once"));
-                    at(decided + random.nextInt(5_000), () -> decide(callId, approve, "twice"));
+                    at(decided, () -> decide(callId, approve, "once", false));
+                    at(decided + random.nextInt(5_000), () -> decide(callId, approve, "twice", false));
                 }
                 case 4 -> {
                     count(Fault.APPROVAL_CONTRADICTORY);
-                    at(decided, () -> decide(callId, approve, "first"));
-                    at(decided + random.nextInt(5_000), () -> decide(callId, !approve, "second thoughts"));
+                    at(decided, () -> decide(callId, approve, "first", false));
+                    at(decided + random.nextInt(5_000), () -> decide(callId, !approve, "second thoughts", false));
+                }
+                case 5 -> {
+                    // allowed with remember: true, so the thread allows write_file from then on
+                    count(Fault.APPROVAL_REMEMBERED);
+                    at(decided, () -> decide(callId, true, "always", true));
                 }
                 default -> count(Fault.APPROVAL_NEVER);
             }
@@ -536,9 +586,10 @@ class TurnSimulationTest {
 
         /**
          * A decision on {@code llm.control}: the gateway's approval rounds and the executor read it in the
-         * same order; the first after the ask stands, for both.
+         * same order; the first after the ask stands, for both. One that stands with {@code remember} allows
+         * the call's tool for the rest of the thread, as the approval route stores it: by the tool the ask named.
          */
-        private void decide(String callId, boolean approved, String reason) {
+        private void decide(String callId, boolean approved, String reason, boolean remember) {
             approvals.decided(TURN, callId, approved, reason);
             if (!awaitingDecision.remove(callId)) {
                 return;
@@ -546,6 +597,14 @@ class TurnSimulationTest {
             standing.put(callId, approved);
             assertThat(approvals.round(TURN, callId).decision).as("the gateway reports the decision on %s that "
                     + "stands", callId).isCompletedWithValue(new ApprovalDecisions.Decision(approved, reason));
+            if (ThreadAllowances.REASON.equals(reason)) {
+                count(Fault.ALLOWED_FOR_THE_THREAD);
+            }
+            if (remember && approved) {
+                String tool = approvals.round(TURN, callId).toolName();
+                assertThat(tool).as("the ask of %s names its tool, so remember can allow it", callId).isNotNull();
+                allowances.apply(ThreadAllowances.key(null, "thread", tool), true);
+            }
             if (approved) {
                 execute(callId, "write_file", clock.now, random.nextInt(6) == 0);
             } else {
@@ -623,6 +682,11 @@ class TurnSimulationTest {
                 public <T> T next(BlockingQueue<T> inputs, long deadline) {
                     advance(deadline, () -> !inputs.isEmpty());
                     return inputs.poll();
+                }
+
+                @Override
+                public RandomGenerator jitter() {
+                    return random;
                 }
             };
         }
