@@ -171,9 +171,9 @@ final class ToolScheduler implements AutoCloseable {
         int heldByTenant = heldBy(call.tenantId());
         if (cancelledTurns.containsKey(call.turnId())) {
             refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_USER);
-        } else if (heldByTenant >= config.tenantMaxInFlight()) {
+        } else if (call.tenantId() != null && heldByTenant >= config.tenantMaxInFlight()) {
             refuse(call, position, ToolErrors.QUOTA_EXCEEDED, "Quota exceeded: not executed, tenant "
-                    + (call.tenantId() == null ? "(none)" : call.tenantId()) + " already has " + heldByTenant
+                    + call.tenantId() + " already has " + heldByTenant
                     + " tool calls in flight on this executor, its share (" + ToolExecutorConfig.PREFIX
                     + "tenant-max-in-flight); the rest are kept for other tenants. Retry once some have finished");
         } else if (tool.isEmpty()) {
@@ -283,11 +283,17 @@ final class ToolScheduler implements AutoCloseable {
         return unresolved.size();
     }
 
-    /** Calls of this tenant (null: of no tenant) accepted and not yet answered. */
+    /**
+     * Calls of this tenant accepted and not yet answered. Calls of no tenant have no share: they come from a
+     * gateway without API keys, which serves one party, so there is no other tenant to keep slots for.
+     */
     private int heldBy(String tenantId) {
+        if (tenantId == null) {
+            return 0;
+        }
         int held = 0;
         for (ScheduledCall scheduled : unresolved.values()) {
-            if (Objects.equals(scheduled.call.tenantId(), tenantId)) {
+            if (tenantId.equals(scheduled.call.tenantId())) {
                 held++;
             }
         }

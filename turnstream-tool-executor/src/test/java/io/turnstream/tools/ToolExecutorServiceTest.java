@@ -236,7 +236,7 @@ class ToolExecutorServiceTest {
     @Test
     void withMaxInFlightCallsHeldFetchingPausesButPollingGoesOn(TestInfo test) {
         given(test, 1);
-        executor = kafka.start(ToolRegistry.of(List.of(tools.read)), kafka.settings("max-in-flight", "2", "tenant-max-in-flight", "2")
+        executor = kafka.start(ToolRegistry.of(List.of(tools.read)), kafka.settings("max-in-flight", "2")
                 .with("max.poll.interval.ms", "1000"));
         String a = kafka.call("turn-a", "read", named("a"));
         String b = kafka.call("turn-b", "read", named("b"));

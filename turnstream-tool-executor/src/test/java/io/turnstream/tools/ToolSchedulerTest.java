@@ -419,4 +419,17 @@ class ToolSchedulerTest {
             assertThat(harness.awaitResult(again).success()).isTrue();
         }
     }
+
+    /** A gateway without API keys serves one party: its calls (of no tenant) have no share to keep for others. */
+    @Test
+    void callsOfNoTenantHaveNoShare() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read)),
+                "max-in-flight", "4", "tenant-max-in-flight", "2")) {
+            List<String> calls = List.of(harness.call("turn-1", "read", named("n1")), harness.call("turn-2", "read", named("n2")),
+                    harness.call("turn-3", "read", named("n3")));
+            open("n1", "n2", "n3");
+
+            assertThat(calls).allSatisfy(call -> assertThat(harness.awaitResult(call).success()).isTrue());
+        }
+    }
 }
