@@ -1,0 +1,209 @@
+package io.turnstream.gateway.loop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.loop.LoopMachine.Input;
+import io.turnstream.gateway.loop.LoopMachine.Output;
+import io.turnstream.gateway.loop.LoopMachine.State;
+import io.turnstream.gateway.loop.LoopMachine.Why;
+import io.turnstream.gateway.provider.FinishReasons;
+import io.turnstream.gateway.provider.ResolvedProvider;
+import io.turnstream.gateway.provider.RetryPolicy;
+import io.turnstream.gateway.provider.StepItems;
+import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
+import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TraceContext;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The loop's state machine fed by hand, without a shell, broker, provider or wait: each test plays the
+ * provider (streaming into the {@link StepItems} a {@link Output.CallModel} hands out) and the executor, and
+ * checks the outputs and the transitions taken.
+ */
+class LoopMachineTest {
+
+    private static final String MODEL = "sim-large";
+
+    private final TurnSimulationTest.SimClock clock = new TurnSimulationTest.SimClock();
+    /** Every output so far, those of streamed payloads included. */
+    private final List<Output> outputs = new ArrayList<>();
+    private LoopMachine machine;
+
+    @Test
+    void aFinalAnswerEndsTheTurnWithItsLastEventAndCheckpointTogether() {
+        Output.CallModel call = lastCall(start());
+
+        call.items().startMessage("Hello").done(null);
+        List<Output> ended = machine.on(new Input.CallEnded(complete(call, FinishReasons.STOP), null));
+
+        assertThat(published(outputs)).first().isInstanceOf(StreamPayload.ResponseStart.class);
+        assertThat(ended).first().isInstanceOfSatisfying(Output.StepCalled.class,
+                called -> assertThat(called.step()).isEqualTo(1));
+        Output.Together together = (Output.Together) ended.get(1);
+        assertThat(together.writes()).as("the held-back item_done, the step's status and its checkpoint")
+                .hasSize(3).last().isInstanceOf(Output.Checkpoint.class);
+        assertThat(((Output.Publish) together.writes().get(0)).payload()).isInstanceOf(StreamPayload.ItemDone.class);
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.COMPLETE, ResponseStatus.COMPLETE, FinishReasons.STOP));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.FINAL_ANSWER);
+    }
+
+    @Test
+    void aCancelCutsABackoffShort() {
+        Output.CallModel call = lastCall(start());
+
+        List<Output> failed = machine.on(new Input.CallEnded(StepOutcome.refused(ErrorInfo.of("rate_limit_error",
+                "slow down"), true, false, null, 0), null));
+        assertThat(failed).last().isInstanceOf(Output.WaitUntil.class);
+        assertThat(machine.state()).isEqualTo(State.BACKING_OFF);
+        List<Output> cancelled = machine.on(new Input.Cancel("the user stopped it"));
+
+        assertThat(published(cancelled)).last().isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
+                done -> assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
+        assertThat(cancelled).last().isEqualTo(new Output.Ended(State.ABORTED, ResponseStatus.ABORTED, null));
+        assertThat(call.attempt()).isEqualTo(1);
+    }
+
+    @Test
+    void aBackoffEndsAtItsDeadlineWithTheNextAttempt() {
+        start();
+        long retryAt = ((Output.WaitUntil) last(machine.on(new Input.CallEnded(StepOutcome.refused(
+                ErrorInfo.of("rate_limit_error", "slow down"), true, false, null, 0), null)))).at();
+
+        clock.now = retryAt - 1;
+        assertThat(machine.on(new Input.Tick())).containsExactly(new Output.WaitUntil(retryAt));
+        clock.now = retryAt;
+        Output.CallModel retry = lastCall(machine.on(new Input.Tick()));
+
+        assertThat(retry.attempt()).isEqualTo(2);
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.BACKOFF, Why.BACKOFF_OVER);
+    }
+
+    @Test
+    void toolCallsAreReleasedAfterTheirCheckpointAndTheirResultsCallTheNextStep() {
+        Output.CallModel call = lastCall(start());
+        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
+        write.appendArguments("{}");
+        write.done(null);
+
+        List<Output> released = machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null));
+
+        int checkpoint = indexOf(released, Output.Together.class);
+        assertThat(((Output.Together) released.get(checkpoint)).writes()).last().isInstanceOf(Output.Checkpoint.class);
+        assertThat(released.get(checkpoint + 1)).as("the call's item_done follows its step's checkpoint")
+                .isInstanceOfSatisfying(Output.Publish.class, publish -> assertThat(publish.payload())
+                        .isInstanceOf(StreamPayload.ItemDone.class));
+        assertThat(released).filteredOn(Output.AwaitTools.class::isInstance).singleElement()
+                .isEqualTo(new Output.AwaitTools(call.items().toolCalls()));
+        assertThat(last(released)).isInstanceOf(Output.WaitUntil.class);
+
+        machine.on(new Input.Started("call-1", clock.now));
+        Output.CallModel next = lastCall(machine.on(new Input.Result(new ToolResult("call-1", "turn", "write_file",
+                true, TextNode.valueOf("ok"), null, clock.now, clock.now))));
+
+        assertThat(next.step()).isEqualTo(2);
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.TOOL_CALLS, Why.RESULTS_IN);
+    }
+
+    @Test
+    void aHandoverWhileAStepStreamsTakesEffectAtTheNextStepBoundary() {
+        Output.CallModel call = lastCall(start());
+        call.items().startMessage("Part one").done(null);
+
+        assertThat(machine.on(new Input.Handover())).as("nothing happens inside the step").isEmpty();
+        call.items().closeAll();
+        // cut off at the output token limit: the continuation is the next step boundary
+        List<Output> ended = machine.on(new Input.CallEnded(complete(call, FinishReasons.LENGTH), null));
+
+        assertThat(ended).filteredOn(Output.Checkpoint.class::isInstance).isEmpty();
+        assertThat(ended).filteredOn(Output.Together.class::isInstance).singleElement()
+                .satisfies(together -> assertThat(((Output.Together) together).writes())
+                        .hasAtLeastOneElementOfType(Output.Checkpoint.class));
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+        assertThat(published(ended)).noneMatch(payload -> payload instanceof StreamPayload.ResponseDone);
+    }
+
+    @Test
+    void aFailedWriteEndsTheTurnAtTheStepsEndWithoutCallingAgain() {
+        Output.CallModel call = lastCall(start());
+        machine.on(new Input.PublishFailed());
+        call.items().startMessage("lost").done(null);
+
+        List<Output> ended = machine.on(new Input.CallEnded(complete(call, FinishReasons.STOP), null));
+
+        assertThat(ended).contains(new Output.CancelTurn("events cannot be published"));
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
+        assertThat(ended).noneMatch(Output.CallModel.class::isInstance);
+    }
+
+    private List<Output> start() {
+        Properties settings = new Properties();
+        settings.setProperty("turnstream.gateway.context-window." + MODEL, "200000");
+        LoopConfig config = new LoopConfig(1024, null, new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofSeconds(30)),
+                Duration.ofSeconds(60), PriceTable.from(Settings.of(new Properties())),
+                CompactionConfig.from(Settings.of(settings)), LoopConfig.OnDeny.STOP);
+        AgentLoop.Turn turn = new AgentLoop.Turn("turn", "thread", "run", new ResolvedProvider("sim", null, null, MODEL),
+                null, "be brief", List.of(), "do it", List.of(new ToolDefinition("write_file", "writes",
+                Json.MAPPER.createObjectNode())), 4, TraceContext.fresh(), null, Set.of());
+        machine = new LoopMachine(turn, TurnProgress.fresh(MODEL), config, new ThreadAllowances(), clock, new Random(1),
+                payload -> outputs.addAll(machine.on(new Input.Streamed(payload))));
+        return record(machine.start());
+    }
+
+    private List<Output> record(List<Output> next) {
+        outputs.addAll(next);
+        return next;
+    }
+
+    private static StepOutcome complete(Output.CallModel call, String finishReason) {
+        return new StepOutcome(ResponseStatus.COMPLETE, finishReason, new StreamPayload.Usage(10, 5, 15),
+                call.items().toolCalls(),
+                Json.MAPPER.createArrayNode(), null, false, false, null, call.items().published());
+    }
+
+    private static Output.CallModel lastCall(List<Output> outputs) {
+        assertThat(last(outputs)).isInstanceOf(Output.CallModel.class);
+        return (Output.CallModel) last(outputs);
+    }
+
+    private static Output last(List<Output> outputs) {
+        return outputs.get(outputs.size() - 1);
+    }
+
+    private static int indexOf(List<Output> outputs, Class<?> type) {
+        for (int i = 0; i < outputs.size(); i++) {
+            if (type.isInstance(outputs.get(i))) {
+                return i;
+            }
+        }
+        throw new AssertionError("no " + type.getSimpleName() + " in " + outputs);
+    }
+
+    /** The payloads to publish, those that commit together included, in order. */
+    private static List<StreamPayload> published(List<Output> outputs) {
+        List<StreamPayload> payloads = new ArrayList<>();
+        for (Output output : outputs) {
+            if (output instanceof Output.Publish publish) {
+                payloads.add(publish.payload());
+            } else if (output instanceof Output.Together together) {
+                payloads.addAll(published(together.writes()));
+            }
+        }
+        return payloads;
+    }
+}
