@@ -408,16 +408,7 @@ class TurnSimulationTest {
                 public CompletableFuture<Void> control(ControlMessage message) {
                     assertThat(message.approved() && allowances.allows(null, "thread", toolOfCall.get(message.callId())))
                             .as("the gateway approves only calls of a tool the thread allows: %s", message).isTrue();
-                    if (fenced) {
-                        return CompletableFuture.failedFuture(new IllegalStateException("the partition is no longer owned"));
-                    }
-                    if (writesUntilCrash == 0) {
-                        throw new Crash();
-                    }
-                    writesUntilCrash--;
-                    uncommittedControls.add(message);
-                    maybeCommit();
-                    return CompletableFuture.completedFuture(null);
+                    return write(() -> uncommittedControls.add(message));
                 }
 
                 @Override
@@ -439,6 +430,11 @@ class TurnSimulationTest {
         }
 
         private CompletableFuture<Void> write(Entry entry) {
+            return write(() -> log.add(entry));
+        }
+
+        /** One write of the owner's transactional producer: it fails once fenced, and the owner may crash at it. */
+        private CompletableFuture<Void> write(Runnable append) {
             if (fenced) {
                 // as OwnedPartition's send once the partition is let go
                 return CompletableFuture.failedFuture(new IllegalStateException("the partition is no longer owned"));
@@ -447,7 +443,7 @@ class TurnSimulationTest {
                 throw new Crash();
             }
             writesUntilCrash--;
-            log.add(entry);
+            append.run();
             maybeCommit();
             return CompletableFuture.completedFuture(null);
         }
