@@ -163,6 +163,21 @@ class TurnSimulationTest {
                 LoopMachine.TRANSITIONS.size(), transitions, untaken);
     }
 
+    /**
+     * A seed is the whole schedule: run twice, it makes the same model calls and writes the same log, backoff
+     * jitter included, so a failing seed replays exactly.
+     */
+    @Test
+    void aScheduleReplaysExactlyFromItsSeed() {
+        long base = new Random().nextLong();
+        for (int i = 0; i < 300; i++) {
+            Schedule first = new Schedule(base + i, new EnumMap<>(Fault.class), new HashMap<>());
+            Schedule again = new Schedule(base + i, new EnumMap<>(Fault.class), new HashMap<>());
+            assertThat(again.run()).isEqualTo(first.run());
+            assertThat(again.trace()).as("schedule %d replayed", base + i).isEqualTo(first.trace());
+        }
+    }
+
     /** The owner's process dies: nothing after this runs, and what it did not commit is aborted. */
     static final class Crash extends Error {
         Crash() {
