@@ -274,6 +274,31 @@ class ItemAppendsTest {
                 "turn-1 #2 run-1-s3-1 @12 \"has \"");
     }
 
+    /**
+     * The other order, also found by ClusterFaultsTest: a delta that reaches the batch gradient is emitted
+     * at once while its append waits for the next tick, and the withdrawal comes first (a backlog the
+     * topology reads in one batch): the appends end behind the item's last upsert.
+     */
+    @Test
+    void anItemWithdrawnWhileOpenEndsWithItsAppendsBehindAnUpsertEmittedBeforeTheTick() {
+        String more = "begins with: " + "a heading and two lines about the launch. ".repeat(3);
+        topology.send(RUN, responseStart("turn-1", "anthropic"));
+        topology.send(RUN, itemStart("run-1-s3-1", "message"));
+        topology.send(RUN, delta("run-1-s3-1", "`README.md` has 3 lines. It "));
+        tick();
+        topology.send(RUN, delta("run-1-s3-1", more));
+        topology.send(RUN, withdrawn("run-1-s3-1"));
+        tick();
+
+        assertThat(topology.emitted()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"`README.md` has 3 lines. It \"",
+                "message updated v2 origin=agent \"`README.md` has 3 lines. It " + more + "\"",
+                "message withdrawn v3");
+        assertThat(described(topology.appends())).containsExactly(
+                "turn-1 #1 run-1-s3-1 @0 \"`README.md` has 3 lines. It \"");
+    }
+
     @Test
     void upsertsAreUnchangedByTheAppends() {
         topology.send(RUN, responseStart("turn-1", "anthropic"));
