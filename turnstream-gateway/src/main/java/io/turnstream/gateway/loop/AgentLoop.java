@@ -138,7 +138,9 @@ public final class AgentLoop implements Runnable {
 
     /** Performs the machine's outputs, feeding it what they and the turn's inputs bring, until it ends. */
     private LoopMachine.Output.Ended drive() {
-        Deque<LoopMachine.Output> todo = new ArrayDeque<>(machine.start());
+        // what came before the turn ran here (a cancel, a handover) is fed first
+        Deque<LoopMachine.Output> todo = new ArrayDeque<>(cameMeanwhile());
+        todo.addAll(machine.start());
         while (true) {
             LoopMachine.Output output = todo.poll();
             if (output == null) {
@@ -183,11 +185,16 @@ public final class AgentLoop implements Runnable {
 
     /** Feeds what came meanwhile (a cancel, a handover, a failed write), then {@code input}. */
     private List<LoopMachine.Output> feed(LoopMachine.Input input) {
+        List<LoopMachine.Output> outputs = cameMeanwhile();
+        outputs.addAll(machine.on(input));
+        return outputs;
+    }
+
+    private List<LoopMachine.Output> cameMeanwhile() {
         List<LoopMachine.Output> outputs = new ArrayList<>();
         for (LoopMachine.Input came = inputs.poll(); came != null; came = inputs.poll()) {
             outputs.addAll(machine.on(came));
         }
-        outputs.addAll(machine.on(input));
         return outputs;
     }
 

@@ -120,10 +120,11 @@ public final class LoopMachine {
 
     static {
         Set<Transition> table = new HashSet<>();
-        // step boundaries: after the start (nothing is known of the context yet, no handover was fed yet),
-        // after a continued step (which never passes the step limit: it extends it), after a tool round
+        // step boundaries: after the start (nothing is known of the context yet), after a continued step
+        // (which never passes the step limit: it extends it), after a tool round
         table.add(new Transition(State.STARTING, Why.CALL_STEP, State.CALLING));
         table.add(new Transition(State.STARTING, Why.STEP_LIMIT, State.COMPLETE));
+        table.add(new Transition(State.STARTING, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.CALLING, Why.CONTINUE, State.CALLING));
         table.add(new Transition(State.CALLING, Why.NEARLY_FULL, State.COMPACTING));
         table.add(new Transition(State.CALLING, Why.HANDOVER, State.HANDED_OVER));
@@ -144,7 +145,8 @@ public final class LoopMachine {
         table.add(new Transition(State.CALLING, Why.FINAL_ANSWER, State.COMPLETE));
         table.add(new Transition(State.AWAITING_TOOLS, Why.DENIED, State.COMPLETE));
         table.add(new Transition(State.STARTING, Why.ALREADY_ENDED, State.COMPLETE));
-        for (State from : EnumSet.of(State.CALLING, State.BACKING_OFF, State.COMPACTING, State.AWAITING_TOOLS)) {
+        for (State from : EnumSet.of(State.STARTING, State.CALLING, State.BACKING_OFF, State.COMPACTING,
+                State.AWAITING_TOOLS)) {
             table.add(new Transition(from, Why.CANCEL, State.ABORTED));
         }
         for (State from : EnumSet.of(State.CALLING, State.BACKING_OFF, State.COMPACTING)) {
@@ -324,6 +326,8 @@ public final class LoopMachine {
     private ToolRound round;
     private List<ToolCallRequest> roundCalls;
     private Map<String, Conversation.ToolOutput> roundOutputs;
+    /** A cancel or handover came before the round started: it ends the round at its first tick, after what came. */
+    private boolean roundStopPending;
     /** The round's step called tools the caller runs itself: the turn returns them once the others are answered. */
     private boolean clientCallsLeft;
     /** A call of the step being awaited was denied. */
@@ -375,7 +379,10 @@ public final class LoopMachine {
         return model;
     }
 
-    /** The first input: publishes the turn's start, or resumes where the turn's previous gateway left it. */
+    /**
+     * Publishes the turn's start, or resumes where the turn's previous gateway left it. A cancel or handover fed
+     * before (it came before the turn ran here: a takeover found the cancel on {@code llm.control}) ends it at once.
+     */
     public List<Output> start() {
         return handle(() -> {
             if (progress.started()) {
@@ -390,6 +397,15 @@ public final class LoopMachine {
             publishUserPrompt();
             progress.completed().forEach(conversation::add);
             step = progress.nextStep();
+            if (handoverPending) {
+                go(Why.HANDOVER, State.HANDED_OVER);
+                out.add(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+                return;
+            }
+            if (cancelled) {
+                cancelledBeforeRunning(progress.awaiting());
+                return;
+            }
             if (progress.finishReason() != null) {
                 done(Why.ALREADY_ENDED, progress.finishReason());
                 return;
@@ -433,6 +449,26 @@ public final class LoopMachine {
     }
 
     /**
+     * A turn cancelled before it ran here: nothing more runs. A call not released yet never reaches the executor;
+     * the released ones get their outputs (the cancel answers those still out); what an earlier owner's attempt
+     * at the next step left open is closed.
+     */
+    private void cancelledBeforeRunning(TurnProgress.Awaiting awaiting) {
+        if (awaiting != null) {
+            List<ToolCallRequest> unreleased = executorCalls(awaiting.unreleased());
+            abandon(unreleased, UnansweredCall.aborted(cancelReason));
+            List<ToolCallRequest> released = executorCalls(awaiting.calls()).stream()
+                    .filter(call -> !unreleased.contains(call)).toList();
+            if (!released.isEmpty()) {
+                awaitTools(awaiting.step(), released, awaiting.published(), Why.RESUMED_AWAITING);
+                return;
+            }
+        }
+        closeFailedStep(StepOutcome.abortedBeforeStream());
+        aborted();
+    }
+
+    /**
      * The gateway failed while running the turn (a bug): the turn ends with {@code INTERNAL}, its held-back
      * event published first.
      */
@@ -455,7 +491,7 @@ public final class LoopMachine {
             if (state == State.BACKING_OFF) {
                 outputs.add(new Output.WaitUntil(retryAt));
             } else if (state == State.AWAITING_TOOLS) {
-                outputs.add(new Output.WaitUntil(round.deadline()));
+                outputs.add(new Output.WaitUntil(roundStopPending ? clock.millis() : round.deadline()));
             }
         } finally {
             out = null;
@@ -491,6 +527,13 @@ public final class LoopMachine {
         if (handoverPending) {
             go(Why.HANDOVER, State.HANDED_OVER);
             out.add(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+            return;
+        }
+        if (cancelled) {
+            // cancelled before this step (it came as the last one ended): the model is not called, and what an
+            // earlier owner's attempt at the step left open is closed
+            closeFailedStep(StepOutcome.abortedBeforeStream());
+            aborted();
             return;
         }
         out.add(new Output.StepStarting(step));
@@ -837,13 +880,8 @@ public final class LoopMachine {
         out.add(new Output.AwaitTools(executorCalls.stream().filter(call -> !published.containsKey(call.callId()))
                 .toList()));
         roundOutputs(round.start());
-        // what came while the step ran ends the wait at once
-        if (state == State.AWAITING_TOOLS && cancelled) {
-            roundOutputs(round.on(new ToolRound.Input.Cancel(cancelReason)));
-        }
-        if (state == State.AWAITING_TOOLS && handoverPending) {
-            roundOutputs(round.on(new ToolRound.Input.Handover()));
-        }
+        // what came before the round ends it at its first tick: the calls' inputs already there come first
+        roundStopPending = state == State.AWAITING_TOOLS && (cancelled || handoverPending);
     }
 
     private void awaiting(Input input) {
@@ -858,10 +896,15 @@ public final class LoopMachine {
             next = new ToolRound.Input.Cancel(cancel.reason() != null ? cancel.reason() : cancelReason);
         } else if (input instanceof Input.Handover) {
             next = new ToolRound.Input.Handover();
+        } else if (input instanceof Input.Tick && roundStopPending) {
+            next = cancelled ? new ToolRound.Input.Cancel(cancelReason) : new ToolRound.Input.Handover();
         } else if (input instanceof Input.Tick) {
             next = new ToolRound.Input.Tick(clock.millis());
         } else {
             return;
+        }
+        if (next instanceof ToolRound.Input.Cancel || next instanceof ToolRound.Input.Handover) {
+            roundStopPending = false;
         }
         roundOutputs(round.on(next));
     }
@@ -918,6 +961,12 @@ public final class LoopMachine {
      * unless the gateway is set to go on ({@code turnstream.gateway.approvals.on-deny=continue}).
      */
     private void afterTools() {
+        if (cancelled) {
+            // the cancel came before the round and its calls were answered first: nothing more runs
+            closeFailedStep(StepOutcome.abortedBeforeStream());
+            aborted();
+            return;
+        }
         if (clientCallsLeft) {
             LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step - 1);
             done(Why.CLIENT_TOOL, FinishReasons.TOOL_CALLS);

@@ -151,7 +151,25 @@ class LoopMachineTest {
         assertThat(ended).noneMatch(Output.CallModel.class::isInstance);
     }
 
+    @Test
+    void aTurnCancelledBeforeItRunsHereEndsAbortedWithoutCallingTheModel() {
+        machine = machine();
+        assertThat(machine.on(new Input.Cancel("stopped before the takeover"))).isEmpty();
+
+        List<Output> ended = machine.start();
+
+        assertThat(ended).noneMatch(Output.CallModel.class::isInstance);
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
+                done -> assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CANCEL);
+    }
+
     private List<Output> start() {
+        machine = machine();
+        return record(machine.start());
+    }
+
+    private LoopMachine machine() {
         Properties settings = new Properties();
         settings.setProperty("turnstream.gateway.context-window." + MODEL, "200000");
         LoopConfig config = new LoopConfig(1024, null, new RetryPolicy(3, Duration.ofSeconds(1), Duration.ofSeconds(30)),
@@ -160,9 +178,8 @@ class LoopMachineTest {
         AgentLoop.Turn turn = new AgentLoop.Turn("turn", "thread", "run", new ResolvedProvider("sim", null, null, MODEL),
                 null, "be brief", List.of(), "do it", List.of(new ToolDefinition("write_file", "writes",
                 Json.MAPPER.createObjectNode())), 4, TraceContext.fresh(), null, Set.of());
-        machine = new LoopMachine(turn, TurnProgress.fresh(MODEL), config, new ThreadAllowances(), clock, new Random(1),
+        return new LoopMachine(turn, TurnProgress.fresh(MODEL), config, new ThreadAllowances(), clock, new Random(1),
                 payload -> outputs.addAll(machine.on(new Input.Streamed(payload))));
-        return record(machine.start());
     }
 
     private List<Output> record(List<Output> next) {
