@@ -3,6 +3,7 @@ package io.turnstream.gateway.thread;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -170,6 +171,32 @@ class ThreadTurnsTest {
             assertThat(messages.get(1).get("content").get(1).get("type").asText()).isEqualTo("tool_use");
             assertThat(messages.get(2).get("content").get(0).get("type").asText()).isEqualTo("tool_result");
             assertThat(messages.get(3).toString()).contains(LOOKED);
+        }
+    }
+
+    /** A file sent with useChat's first message goes to the provider again on a later turn that sends only its text. */
+    @Test
+    void aFilePartSurvivesTheThreadsLaterTurn() throws Exception {
+        try (Gateway gateway = gateway("reject")) {
+            String chat = "chat-" + UUID.randomUUID();
+            String png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+            var first = uiMessage("u-1", "user", "What is in this picture?");
+            ((ArrayNode) first.get("parts")).insertObject(0).put("type", "file")
+                    .put("mediaType", "image/png").put("url", "data:image/png;base64," + png).put("filename", "dot.png");
+            chat(gateway, chat, Json.MAPPER.createArrayNode().add(first));
+            JsonNode image = received.get("What is in this picture?").at("/messages/0/content/0");
+            assertThat(image.at("/source/data").asText()).as("the first turn's provider request").isEqualTo(png);
+
+            chat(gateway, chat, Json.MAPPER.createArrayNode().add(uiMessage("u-2", "user", "And its colour?")));
+
+            JsonNode messages = received.get("And its colour?").get("messages");
+            assertThat(roles(messages)).containsExactly("user", "assistant", "user");
+            JsonNode again = messages.get(0).get("content");
+            assertThat(again.get(0).get("type").asText()).isEqualTo("image");
+            assertThat(again.get(0).get("source")).isEqualTo(Json.MAPPER.createObjectNode().put("type", "base64")
+                    .put("media_type", "image/png").put("data", png));
+            assertThat(text(messages.get(0))).isEqualTo("What is in this picture?");
+            assertThat(text(messages.get(2))).isEqualTo("And its colour?");
         }
     }
 
