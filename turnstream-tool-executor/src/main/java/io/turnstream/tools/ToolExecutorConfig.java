@@ -18,6 +18,9 @@ import java.util.Optional;
  *                        transactional id, so a restarted instance takes over at once and fences its predecessor
  * @param maxConcurrency  the most concurrency-safe calls of one turn that run at once
  * @param maxInFlight     the most calls one instance holds (queued or running); above it, it stops fetching
+ * @param tenantMaxInFlight the most of those one tenant's calls may hold: the rest stay for other tenants, so one
+ *                        tenant never fills {@code maxInFlight} and pauses everyone's calls; above it, a tenant's
+ *                        call is answered {@link ToolErrors#QUOTA_EXCEEDED}
  * @param turnMemory      how long an idle turn's state and a turn's cancellation are remembered
  * @param ledgerRetention how long the ledger keeps a call's mark; longer than a call can wait to be redelivered
  * @param workspacePerThread each thread's calls in a directory of their own below their tenant's (see {@link Workspaces})
@@ -27,6 +30,7 @@ import java.util.Optional;
  *                        ({@link TenantClaims})
  */
 public record ToolExecutorConfig(Path workspace, String groupId, String instanceId, int maxConcurrency, int maxInFlight,
+                                 int tenantMaxInFlight,
                                  Duration defaultTimeout, Duration maxTimeout, Map<String, Duration> toolTimeouts,
                                  OutputLimits limits, boolean abortSiblingsOnFailure, int doomLoopThreshold,
                                  Duration turnMemory, Duration shutdownGrace, String ledgerTopic, Duration ledgerRetention,
@@ -50,12 +54,19 @@ public record ToolExecutorConfig(Path workspace, String groupId, String instance
                 toolTimeouts.put(key.substring(TOOL_TIMEOUT_PREFIX.length()), millis(settings, key.substring(PREFIX.length()), 0));
             }
         }
+        int maxInFlight = positive(settings, "max-in-flight", 100);
+        int tenantMaxInFlight = positive(settings, "tenant-max-in-flight", Math.max(1, maxInFlight / 2));
+        if (tenantMaxInFlight > maxInFlight) {
+            throw new IllegalArgumentException(PREFIX + "tenant-max-in-flight (" + tenantMaxInFlight + ") must be at most "
+                    + PREFIX + "max-in-flight (" + maxInFlight + "); equal to it, one tenant may hold every slot");
+        }
         return new ToolExecutorConfig(
                 workspacePath,
                 groupId(settings),
                 settings.get(PREFIX + "instance-id", defaultInstanceId(workspacePath)),
                 positive(settings, "max-concurrency", 10),
-                positive(settings, "max-in-flight", 100),
+                maxInFlight,
+                tenantMaxInFlight,
                 millis(settings, "timeout-ms", 120_000),
                 maxTimeout,
                 Map.copyOf(toolTimeouts),

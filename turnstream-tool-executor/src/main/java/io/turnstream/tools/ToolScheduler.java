@@ -168,8 +168,14 @@ final class ToolScheduler implements AutoCloseable {
         turn.lastActivity = now;
         int repeats = turn.repeats(call);
         Optional<Tool> tool = registry.find(call.toolName());
+        int heldByTenant = heldBy(call.tenantId());
         if (cancelledTurns.containsKey(call.turnId())) {
             refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_USER);
+        } else if (call.tenantId() != null && heldByTenant >= config.tenantMaxInFlight()) {
+            refuse(call, position, ToolErrors.QUOTA_EXCEEDED, "Quota exceeded: not executed, tenant "
+                    + call.tenantId() + " already has " + heldByTenant
+                    + " tool calls in flight on this executor, its share (" + ToolExecutorConfig.PREFIX
+                    + "tenant-max-in-flight); the rest are kept for other tenants. Retry once some have finished");
         } else if (tool.isEmpty()) {
             refuse(call, position, ToolErrors.TOOL_NOT_FOUND, "Tool not found: " + call.toolName());
         } else if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.DENY) {
@@ -275,6 +281,23 @@ final class ToolScheduler implements AutoCloseable {
     /** Calls accepted and not yet answered: queued, starting or running. */
     synchronized int unresolved() {
         return unresolved.size();
+    }
+
+    /**
+     * Calls of this tenant accepted and not yet answered. Calls of no tenant have no share: they come from a
+     * gateway without API keys, which serves one party, so there is no other tenant to keep slots for.
+     */
+    private int heldBy(String tenantId) {
+        if (tenantId == null) {
+            return 0;
+        }
+        int held = 0;
+        for (ScheduledCall scheduled : unresolved.values()) {
+            if (tenantId.equals(scheduled.call.tenantId())) {
+                held++;
+            }
+        }
+        return held;
     }
 
     synchronized int running() {

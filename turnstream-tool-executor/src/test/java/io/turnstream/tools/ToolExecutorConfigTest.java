@@ -25,6 +25,7 @@ class ToolExecutorConfigTest {
 
         assertThat(config.maxConcurrency()).isEqualTo(10);
         assertThat(config.maxInFlight()).isEqualTo(100);
+        assertThat(config.tenantMaxInFlight()).isEqualTo(50);
         assertThat(config.defaultTimeout()).isEqualTo(Duration.ofMinutes(2));
         assertThat(config.maxTimeout()).isEqualTo(Duration.ofMinutes(10));
         assertThat(config.limits()).isEqualTo(new OutputLimits(100 * 1024, 2000));
@@ -48,6 +49,8 @@ class ToolExecutorConfigTest {
 
     @Test
     void badValuesAreRefusedWithTheKeyInTheMessage() {
+        assertThatThrownBy(() -> ToolExecutorConfig.from(settings("max-in-flight", "10", "tenant-max-in-flight", "11")))
+                .hasMessageContaining("tenant-max-in-flight (11) must be at most turnstream.tool-executor.max-in-flight (10)");
         assertThatThrownBy(() -> ToolExecutorConfig.from(settings("max-concurrency", "0")))
                 .hasMessage("turnstream.tool-executor.max-concurrency must be a positive whole number, got 0");
         assertThatThrownBy(() -> ToolExecutorConfig.from(settings("abort-siblings-on-failure", "maybe")))

@@ -388,4 +388,48 @@ class ToolSchedulerTest {
             assertThat(harness.awaitResult("turn-a", "call-1").error().code()).isEqualTo(ToolErrors.DENIED);
         }
     }
+
+    /**
+     * Issue 21: "one tenant can hold all 100 in-flight slots". A tenant's calls hold at most its share of the
+     * executor's in-flight calls; one more of its calls is answered QUOTA_EXCEEDED at once, while another
+     * tenant's call still starts; once one of the first tenant's calls finishes, it may run another.
+     */
+    @Test
+    void aTenantHoldsAtMostItsShareOfInFlightCallsAndAnotherTenantsCallStillRuns() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read)),
+                "max-in-flight", "4", "tenant-max-in-flight", "2")) {
+            String first = harness.callOf("tenant-a", "thread-1", "turn-a1", "read", named("a1"));
+            harness.callOf("tenant-a", "thread-2", "turn-a2", "read", named("a2"));
+            String overShare = harness.callOf("tenant-a", "thread-3", "turn-a3", "read", named("a3"));
+
+            assertThat(harness.awaitResult(overShare).error().code()).isEqualTo(ToolErrors.QUOTA_EXCEEDED);
+            assertThat(harness.awaitResult(overShare).error().message()).contains("tenant tenant-a already has 2 tool calls "
+                    + "in flight on this executor, its share (turnstream.tool-executor.tenant-max-in-flight)");
+            assertThat(events).doesNotContain("start a3");
+
+            String ofB = harness.callOf("tenant-b", "thread-1", "turn-b1", "read", named("b1"));
+            await().until(() -> events.contains("start b1"));
+            open("b1");
+            assertThat(harness.awaitResult(ofB).success()).isTrue();
+
+            open("a1");
+            assertThat(harness.awaitResult(first).success()).isTrue();
+            String again = harness.callOf("tenant-a", "thread-3", "turn-a4", "read", named("a4"));
+            open("a2", "a4");
+            assertThat(harness.awaitResult(again).success()).isTrue();
+        }
+    }
+
+    /** A gateway without API keys serves one party: its calls (of no tenant) have no share to keep for others. */
+    @Test
+    void callsOfNoTenantHaveNoShare() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read)),
+                "max-in-flight", "4", "tenant-max-in-flight", "2")) {
+            List<String> calls = List.of(harness.call("turn-1", "read", named("n1")), harness.call("turn-2", "read", named("n2")),
+                    harness.call("turn-3", "read", named("n3")));
+            open("n1", "n2", "n3");
+
+            assertThat(calls).allSatisfy(call -> assertThat(harness.awaitResult(call).success()).isTrue());
+        }
+    }
 }
