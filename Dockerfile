@@ -1,5 +1,5 @@
-# One image for every Turnstream service: docker-compose.yml runs `topics`, `topology`,
-# `tool-executor` and `gateway` from it. Build: docker build -t turnstream .
+# One image for every Turnstream service: docker-compose.yml runs the secured `broker`, `topics`,
+# `topology`, `tool-executor` and `gateway` from it. Build: docker build -t turnstream .
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /src
 COPY .mvn .mvn
@@ -23,13 +23,19 @@ COPY turnstream-dist turnstream-dist
 RUN ./mvnw -B -q -DskipTests package -Dturnstream.service-jars.skip=true -pl turnstream-dist -am
 
 FROM eclipse-temurin:17-jre
+# /var/lib/turnstream and the credentials directories below it are the mount points of docker-compose's
+# volumes: a new volume takes its mount point's owner and mode, so the non-root user can write them and
+# nobody else can read the credentials
 RUN useradd --system --uid 10001 --no-create-home turnstream \
-    && mkdir -p /var/lib/turnstream /workspace \
-    && chown turnstream /var/lib/turnstream /workspace
+    && mkdir -p /var/lib/turnstream/kafka/credentials /workspace \
+       /var/lib/turnstream/credentials-for/admin /var/lib/turnstream/credentials-for/gateway \
+       /var/lib/turnstream/credentials-for/topology /var/lib/turnstream/credentials-for/tool-executor \
+    && chown -R turnstream /var/lib/turnstream /workspace \
+    && chmod 700 /var/lib/turnstream/kafka/credentials /var/lib/turnstream/credentials-for/*
 COPY --from=build /src/turnstream-dist/target/turnstream.jar /app/turnstream.jar
 USER turnstream
-# gateway HTTP API and web view; topology /health
-EXPOSE 8080 8081
+# gateway HTTP API and web view; topology /health; the broker (docker-compose publishes no broker port)
+EXPOSE 8080 8081 9092
 # JAVA_OPTS passes JVM flags (heap, remote JMX), as with the ./turnstream launcher
 ENTRYPOINT ["sh", "-c", "exec java $JAVA_OPTS -jar /app/turnstream.jar \"$@\"", "turnstream"]
 CMD ["--help"]

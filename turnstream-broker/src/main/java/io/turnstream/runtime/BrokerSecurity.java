@@ -36,7 +36,8 @@ import org.apache.kafka.common.acl.AclBinding;
  * principals get exactly the ACLs they are given. The client listener also takes PLAIN, with the same
  * principals and passwords, for librdkafka clients: before librdkafka 2.6.1 (Debian 12's kcat ships 2.0.2)
  * their SCRAM client-final message repeats the client nonce, which Kafka 4 refuses (CVE-2024-56128); PLAIN
- * sends the password itself, so it is offered on this loopback broker only, never on a network.
+ * sends the password itself, so it is offered by a loopback broker only: a broker clients reach over a network
+ * (in a container) takes SCRAM alone, and its librdkafka files use SCRAM (librdkafka 2.6.1 or later).
  * {@link #sharing} adds a secret some principals share (the tenant claim key) to their client files.
  */
 public final class BrokerSecurity {
@@ -115,16 +116,22 @@ public final class BrokerSecurity {
         return List.copyOf(passwords.keySet());
     }
 
-    /** The broker settings: every listener authenticates, the standard KRaft authorizer decides. */
-    Map<String, String> brokerProperties(String clientListener, String controllerListener) {
+    /**
+     * The broker settings: every listener authenticates, the standard KRaft authorizer decides.
+     *
+     * @param loopbackOnly whether the client listener is on loopback, the only place PLAIN is offered
+     */
+    Map<String, String> brokerProperties(String clientListener, String controllerListener, boolean loopbackOnly) {
         String client = clientListener.toLowerCase(java.util.Locale.ROOT);
         String controller = controllerListener.toLowerCase(java.util.Locale.ROOT);
         String admin = passwords.get(ADMIN);
         Map<String, String> p = new LinkedHashMap<>();
         p.put("listener.security.protocol.map", clientListener + ":" + PROTOCOL + "," + controllerListener + ":" + PROTOCOL);
-        p.put("listener.name." + client + ".sasl.enabled.mechanisms", MECHANISM + "," + LIBRDKAFKA_MECHANISM);
+        p.put("listener.name." + client + ".sasl.enabled.mechanisms", loopbackOnly ? MECHANISM + "," + LIBRDKAFKA_MECHANISM : MECHANISM);
         p.put("listener.name." + client + ".scram-sha-256.sasl.jaas.config", scramJaas(ADMIN, admin));
-        p.put("listener.name." + client + ".plain.sasl.jaas.config", plainJaas(passwords.keySet()));
+        if (loopbackOnly) {
+            p.put("listener.name." + client + ".plain.sasl.jaas.config", plainJaas(passwords.keySet()));
+        }
         p.put("sasl.mechanism.inter.broker.protocol", MECHANISM);
         p.put("listener.name." + controller + ".sasl.enabled.mechanisms", "PLAIN");
         p.put("listener.name." + controller + ".plain.sasl.jaas.config",
@@ -167,12 +174,12 @@ public final class BrokerSecurity {
         return credentialsDir.resolve(principal + ".librdkafka.conf");
     }
 
-    /** Settings of {@code principal} for librdkafka clients: SASL/PLAIN (see the class comment). */
-    private String librdkafkaSettings(String principal, String bootstrapServers) {
+    /** Settings of {@code principal} for librdkafka clients: SASL/PLAIN on loopback, else SCRAM (see the class comment). */
+    private String librdkafkaSettings(String principal, String bootstrapServers, boolean loopbackOnly) {
         return "# librdkafka settings of principal " + principal + " (turnstream broker --secure): kcat -F FILE\n"
                 + "bootstrap.servers=" + bootstrapServers + "\n"
                 + "security.protocol=" + PROTOCOL + "\n"
-                + "sasl.mechanisms=" + LIBRDKAFKA_MECHANISM + "\n"
+                + "sasl.mechanisms=" + (loopbackOnly ? LIBRDKAFKA_MECHANISM : MECHANISM) + "\n"
                 + "sasl.username=" + principal + "\n"
                 + "sasl.password=" + passwords.get(principal) + "\n";
     }
@@ -181,7 +188,7 @@ public final class BrokerSecurity {
      * Creates every principal but the admin (which the format created) and the ACLs; idempotent, so it
      * runs on every start. Then writes each principal's client file with {@code bootstrapServers}.
      */
-    void provision(Admin admin, String bootstrapServers) throws InterruptedException, ExecutionException, TimeoutException {
+    void provision(Admin admin, String bootstrapServers, boolean loopbackOnly) throws InterruptedException, ExecutionException, TimeoutException {
         List<org.apache.kafka.clients.admin.UserScramCredentialAlteration> users = new ArrayList<>();
         passwords.forEach((principal, password) -> {
             if (!principal.equals(ADMIN)) {
@@ -195,11 +202,11 @@ public final class BrokerSecurity {
         if (!acls.isEmpty()) {
             admin.createAcls(acls).all().get(60, TimeUnit.SECONDS);
         }
-        writeClientFiles(bootstrapServers);
+        writeClientFiles(bootstrapServers, loopbackOnly);
     }
 
     /** Each principal's client file, with {@code bootstrapServers}: rewritten on every start, as the port may change. */
-    void writeClientFiles(String bootstrapServers) {
+    void writeClientFiles(String bootstrapServers, boolean loopbackOnly) {
         try {
             if (!Files.isDirectory(credentialsDir)) {
                 Files.createDirectories(credentialsDir);
@@ -212,7 +219,7 @@ public final class BrokerSecurity {
                 p.store(properties, "Kafka client settings of principal " + principal + " (turnstream broker --secure); "
                         + "pass as --config FILE");
                 writeOwnerOnly(clientFile(principal), properties.toString());
-                writeOwnerOnly(librdkafkaFile(principal), librdkafkaSettings(principal, bootstrapServers));
+                writeOwnerOnly(librdkafkaFile(principal), librdkafkaSettings(principal, bootstrapServers, loopbackOnly));
             }
             if (shared != null) {
                 writeOwnerOnly(shared.file(), shared.value() + "\n");

@@ -36,6 +36,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private final int port;
     private final KraftQuorum quorum;
     private final Map<String, String> overrides;
+    /** Where the client listener binds and what it tells clients: loopback unless {@link #listeningOn} says otherwise. */
+    private String listenHost = HOST;
+    private String advertisedHost = HOST;
     private BrokerSecurity security;
     private KafkaRaftServer server;
 
@@ -79,7 +82,34 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return HOST + ":" + port;
+        return advertisedHost + ":" + port;
+    }
+
+    /**
+     * Serves clients on {@code host} (0.0.0.0 in a container, say) and tells them to connect to
+     * {@code advertisedHost} (the container's name); before it starts. The controller stays on loopback.
+     */
+    public synchronized EmbeddedKafkaBroker listeningOn(String host, String advertisedHost) {
+        if (server != null) {
+            throw new IllegalStateException("choose the broker's host before it starts");
+        }
+        this.listenHost = host;
+        this.advertisedHost = advertisedHost;
+        return this;
+    }
+
+    /** Whether clients can reach it only from this machine (it listens on a loopback address). */
+    public boolean loopbackOnly() {
+        return isLoopback(listenHost);
+    }
+
+    /** Whether {@code host} is a loopback address (a name that does not resolve counts as not). */
+    public static boolean isLoopback(String host) {
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     public KraftQuorum quorum() {
@@ -147,8 +177,8 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private Properties brokerProperties() {
         Properties p = new Properties();
         p.put("process.roles", "broker,controller");
-        p.put("listeners", CLIENT_LISTENER + "://" + HOST + ":" + port + "," + CONTROLLER_LISTENER + "://" + HOST + ":" + quorum.self().port());
-        p.put("advertised.listeners", CLIENT_LISTENER + "://" + HOST + ":" + port);
+        p.put("listeners", CLIENT_LISTENER + "://" + listenHost + ":" + port + "," + CONTROLLER_LISTENER + "://" + HOST + ":" + quorum.self().port());
+        p.put("advertised.listeners", CLIENT_LISTENER + "://" + advertisedHost + ":" + port);
         p.put("controller.listener.names", CONTROLLER_LISTENER);
         p.put("inter.broker.listener.name", CLIENT_LISTENER);
         p.put("listener.security.protocol.map", CLIENT_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
@@ -162,7 +192,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         p.put("auto.create.topics.enable", "false");
         if (security != null) {
-            p.putAll(security.brokerProperties(CLIENT_LISTENER, CONTROLLER_LISTENER));
+            p.putAll(security.brokerProperties(CLIENT_LISTENER, CONTROLLER_LISTENER, loopbackOnly()));
         }
         p.putAll(overrides);
         return p;
@@ -180,7 +210,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             Formatter formatter = new Formatter();
             if (security != null) {
                 // the admin's password is kept before the metadata holds it, so no crash can lose it
-                security.writeClientFiles(bootstrapServers());
+                security.writeClientFiles(bootstrapServers(), loopbackOnly());
                 formatter.setScramArguments(security.formatScramArguments());
             }
             formatter
@@ -200,7 +230,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     /** Creates the service principals and their ACLs, and writes the client files. */
     private void provision() {
         try (Admin admin = Admin.create(adminProperties())) {
-            security.provision(admin, bootstrapServers());
+            security.provision(admin, bootstrapServers(), loopbackOnly());
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("cannot create the broker's principals and ACLs: " + e.getMessage(), e);
         } catch (InterruptedException e) {

@@ -36,7 +36,8 @@ import picocli.CommandLine.Spec;
             "bootstrap.servers=HOST:PORT on stdout when it is ready; runs until SIGTERM or",
             "Ctrl-C, then shuts down cleanly.",
             "With --secure: SASL/SCRAM-SHA-256 and ACLs, one principal per service; prints",
-            "credentials=DIR too, where each principal's client properties file (a --config) is."})
+            "credentials=DIR too, where each principal's client properties file (a --config) is.",
+            "--host other than loopback (in a container) needs --secure, and offers SCRAM only."})
 public final class BrokerCommand implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(BrokerCommand.class);
@@ -45,8 +46,23 @@ public final class BrokerCommand implements Callable<Integer> {
     private CommandSpec spec;
 
     @Option(names = "--port", paramLabel = "N", defaultValue = "9092",
-            description = "Client port on 127.0.0.1 (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+            description = "Client port on --host (default: ${DEFAULT-VALUE}; 0 picks a free one).")
     private int port;
+
+    @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Address the client listener binds (default: ${DEFAULT-VALUE}); any other than loopback, "
+                    + "e.g. 0.0.0.0 in a container, needs --secure.")
+    private String host;
+
+    @Option(names = "--advertised-host", paramLabel = "HOST",
+            description = "Host name clients are told to connect to, and the client files name (default: --host); "
+                    + "in docker-compose, the broker's service name.")
+    private String advertisedHost;
+
+    @Option(names = "--ready-file", paramLabel = "FILE",
+            description = "Written with the ready lines once the broker serves clients (and its principals and ACLs "
+                    + "exist), removed on start and on shutdown: for a container's health check.")
+    private Path readyFile;
 
     @Option(names = "--data-dir", paramLabel = "DIR",
             description = "Where the broker keeps its data, kept across restarts "
@@ -74,15 +90,30 @@ public final class BrokerCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.USAGE, "--secure runs a single-node broker only; secure a multi-node "
                     + "cluster as a real one (docs/security.md)");
         }
+        boolean onNetwork = !EmbeddedKafkaBroker.isLoopback(host);
+        if (onNetwork && !secure) {
+            throw new CliFailure(ExitCodes.USAGE, "--host " + host + " lets other machines reach the broker: add --secure "
+                    + "(SASL/SCRAM and ACLs); an open broker gives anyone who reaches it every tenant's conversations");
+        }
+        if (onNetwork && quorum.isPresent()) {
+            throw new CliFailure(ExitCodes.USAGE, "--host other than loopback runs a single-node broker only");
+        }
+        if (readyFile != null) {
+            Files.deleteIfExists(readyFile);
+        }
         requirePortFree();
         boolean temporary = dataDir == null;
         Path dir = temporary ? Files.createTempDirectory("turnstream-broker") : Files.createDirectories(dataDir);
         EmbeddedKafkaBroker broker = quorum.map(q -> new EmbeddedKafkaBroker(port, dir, q, Map.of()))
-                .orElseGet(() -> new EmbeddedKafkaBroker(port, dir));
+                .orElseGet(() -> new EmbeddedKafkaBroker(port, dir))
+                .listeningOn(host, advertisedHost != null ? advertisedHost : host);
         if (secure) {
             broker.secured(ServiceAcls.of(Settings.of(new Properties())).brokerSecurity(dir));
         }
         AutoCloseable shutdown = () -> {
+            if (readyFile != null) {
+                Files.deleteIfExists(readyFile);
+            }
             broker.stop();
             if (temporary) {
                 Utils.delete(dir.toFile());
@@ -96,11 +127,13 @@ public final class BrokerCommand implements Callable<Integer> {
                     + Failures.rootCause(e).getMessage(), e);
         }
         LOG.info("broker data in {}{}", dir, temporary ? " (temporary: deleted on exit; --data-dir keeps it)" : "");
-        spec.commandLine().getOut().println("bootstrap.servers=" + broker.bootstrapServers());
-        if (secure) {
-            spec.commandLine().getOut().println("credentials=" + broker.security().credentialsDir());
-        }
+        String ready = "bootstrap.servers=" + broker.bootstrapServers() + "\n"
+                + (secure ? "credentials=" + broker.security().credentialsDir() + "\n" : "");
+        spec.commandLine().getOut().print(ready);
         spec.commandLine().getOut().flush();
+        if (readyFile != null) {
+            Files.writeString(readyFile, ready);
+        }
         UntilStopped.run("broker", shutdown, new CompletableFuture<>());
         return ExitCodes.OK;
     }
@@ -112,9 +145,9 @@ public final class BrokerCommand implements Callable<Integer> {
         }
         try (ServerSocket probe = new ServerSocket()) {
             probe.setReuseAddress(true);
-            probe.bind(new InetSocketAddress("127.0.0.1", port));
+            probe.bind(new InetSocketAddress(host, port));
         } catch (IOException e) {
-            throw new CliFailure(ExitCodes.FAILURE, "port " + port + " on 127.0.0.1 is in use: stop what holds it "
+            throw new CliFailure(ExitCodes.FAILURE, "port " + port + " on " + host + " is in use: stop what holds it "
                     + "or pick another with --port (0 picks a free one)");
         }
     }

@@ -9,8 +9,6 @@ import io.turnstream.runtime.FreePorts;
 import io.turnstream.runtime.TurnstreamProcess;
 import io.turnstream.testsupport.UsesProcesses;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -32,9 +30,9 @@ class CliTest {
 
     @Test
     void versionNamesTheKafkaVersionAndEverySubcommandHasHelp() {
-        assertThat(run("--version").out()).startsWith("turnstream ").contains("Kafka " + AppInfoParser.getVersion());
+        assertThat(CliRun.of("--version").out()).startsWith("turnstream ").contains("Kafka " + AppInfoParser.getVersion());
         for (String subcommand : List.of("broker", "topics", "topology")) {
-            CliRun help = run(subcommand, "--help");
+            CliRun help = CliRun.of(subcommand, "--help");
             assertThat(help.exitCode()).isZero();
             assertThat(help.out()).startsWith("Usage: turnstream " + subcommand);
         }
@@ -46,15 +44,15 @@ class CliTest {
                 "broker", "--port", "0", "--data-dir", dataDir.toString())) {
             String servers = awaitReadyLine(broker);
 
-            CliRun first = run("topics", "--bootstrap-servers", servers, "--partitions", "2");
+            CliRun first = CliRun.of("topics", "--bootstrap-servers", servers, "--partitions", "2");
             assertThat(first.exitCode()).as(first.err()).isZero();
             assertThat(first.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("created "));
             assertThat(first.out()).containsPattern("created +llm.item-state +partitions=2 replicas=1 min.insync.replicas=1 cleanup.policy=compact");
-            CliRun second = run("topics", "--bootstrap-servers", servers);
+            CliRun second = CliRun.of("topics", "--bootstrap-servers", servers);
             assertThat(second.out().lines()).hasSize(Topics.DEFAULTS.byRole().size()).allMatch(l -> l.startsWith("exists "));
 
             Path renamed = Files.writeString(dataDir.resolve("renamed.properties"), "turnstream.topic.raw-events=no.such.topic\n");
-            CliRun topology = run("topology", "--bootstrap-servers", servers, "--config", renamed.toString(), "--health-port", "-1");
+            CliRun topology = CliRun.of("topology", "--bootstrap-servers", servers, "--config", renamed.toString(), "--health-port", "-1");
             assertThat(topology.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
             assertThat(topology.err()).isEqualTo("turnstream topology: error: topics missing on " + servers
                     + ": no.such.topic (create them with `turnstream topics`)\n");
@@ -84,7 +82,7 @@ class CliTest {
                 List.of("tool-executor", "--workspace", dir.toString()))) {
             List<String> args = new java.util.ArrayList<>(service);
             args.addAll(List.of("--bootstrap-servers", nobody, "--config", config.toString()));
-            CliRun run = run(args.toArray(String[]::new));
+            CliRun run = CliRun.of(args.toArray(String[]::new));
             assertThat(run.exitCode()).as(service.get(0)).isEqualTo(ExitCodes.UNAVAILABLE);
             assertThat(run.err().lines().toList()).as(service.get(0)).containsExactly("turnstream " + service.get(0)
                     + ": error: cannot reach Kafka at " + nobody + " within 1 s: is the broker running, and are "
@@ -94,49 +92,47 @@ class CliTest {
 
     @Test
     void noBrokerOrABadConfigFileIsAClearErrorWithItsOwnExitCode(@TempDir Path dir) throws IOException {
-        CliRun noBroker = run("topics", "--bootstrap-servers=");
+        CliRun noBroker = CliRun.of("topics", "--bootstrap-servers=");
         assertThat(noBroker.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(noBroker.err()).isEqualTo("turnstream topics: error: no Kafka broker given: pass "
                 + "--bootstrap-servers HOST:PORT or set TURNSTREAM_BOOTSTRAP_SERVERS\n");
 
-        CliRun missingFile = run("topology", "--config", dir.resolve("absent.properties").toString());
+        CliRun missingFile = CliRun.of("topology", "--config", dir.resolve("absent.properties").toString());
         assertThat(missingFile.exitCode()).isEqualTo(ExitCodes.CONFIG);
         assertThat(missingFile.err()).contains("absent.properties does not exist");
 
         Path badGradient = Files.writeString(dir.resolve("bad.properties"),
                 "bootstrap.servers=127.0.0.1:1\nturnstream.batch.gradient=ten,twenty\n");
-        CliRun invalid = run("topology", "--config", badGradient.toString());
+        CliRun invalid = CliRun.of("topology", "--config", badGradient.toString());
         assertThat(invalid.exitCode()).isEqualTo(ExitCodes.CONFIG);
         assertThat(invalid.err()).startsWith("turnstream topology: error: turnstream.batch.gradient must be");
 
-        CliRun unresolvable = run("topics", "--bootstrap-servers", "no-such-host.invalid:9092");
+        CliRun unresolvable = CliRun.of("topics", "--bootstrap-servers", "no-such-host.invalid:9092");
         assertThat(unresolvable.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(unresolvable.err()).isEqualTo("turnstream topics: error: cannot resolve any host of the "
                 + "bootstrap servers no-such-host.invalid:9092\n");
 
-        assertThat(run("topics", "--partitions", "0", "--bootstrap-servers", "127.0.0.1:1").exitCode())
+        assertThat(CliRun.of("topics", "--partitions", "0", "--bootstrap-servers", "127.0.0.1:1").exitCode())
                 .isEqualTo(ExitCodes.USAGE);
     }
 
     @Test
     void aBrokerPortThatIsTakenIsOneErrorLine() throws IOException {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            CliRun broker = run("broker", "--port", String.valueOf(taken.getLocalPort()));
+            CliRun broker = CliRun.of("broker", "--port", String.valueOf(taken.getLocalPort()));
             assertThat(broker.exitCode()).isEqualTo(ExitCodes.FAILURE);
             assertThat(broker.err()).isEqualTo("turnstream broker: error: port " + taken.getLocalPort()
                     + " on 127.0.0.1 is in use: stop what holds it or pick another with --port (0 picks a free one)\n");
         }
     }
 
-    private record CliRun(int exitCode, String out, String err) {
-    }
+    /** Issue 21: an open broker reachable from a network gave anyone every tenant's conversations. */
+    @Test
+    void aBrokerOnANetworkInterfaceMustBeSecure() {
+        CliRun open = CliRun.of("broker", "--host", "0.0.0.0", "--port", "0");
 
-    private static CliRun run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
-                .execute(args);
-        return new CliRun(code, out.toString(), err.toString());
+        assertThat(open.exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(open.err()).contains("--host 0.0.0.0 lets other machines reach the broker: add --secure");
     }
 
     private static String awaitReadyLine(TurnstreamProcess broker) {

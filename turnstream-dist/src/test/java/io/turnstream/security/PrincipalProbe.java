@@ -1,9 +1,5 @@
 package io.turnstream.security;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +26,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * each method answers true when Kafka allowed it and false when Kafka refused it for authorization;
  * any other failure fails the test.
  */
-final class PrincipalProbe {
+public final class PrincipalProbe {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
@@ -40,18 +36,12 @@ final class PrincipalProbe {
         this.client = client;
     }
 
-    static PrincipalProbe using(Path clientFile) {
-        Properties p = new Properties();
-        try (InputStream in = Files.newInputStream(clientFile)) {
-            p.load(in);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return new PrincipalProbe(p);
+    public static PrincipalProbe using(Path clientFile) {
+        return new PrincipalProbe(ClientFile.load(clientFile));
     }
 
     /** An idempotent (non-transactional) write of one record. */
-    boolean write(String topic) {
+    public boolean write(String topic) {
         Properties p = props();
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(WAIT.toMillis()));
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
@@ -67,7 +57,7 @@ final class PrincipalProbe {
     }
 
     /** Fetches the first record of partition 0, which the test wrote beforehand. */
-    boolean read(String topic) {
+    public boolean read(String topic) {
         Properties p = consumerProps();
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
             TopicPartition partition = new TopicPartition(topic, 0);
@@ -86,7 +76,7 @@ final class PrincipalProbe {
     }
 
     /** Commits an offset of partition 0 of {@code topic} in {@code group}: what a member of the group does. */
-    boolean commitIn(String group, String topic) {
+    public boolean commitIn(String group, String topic) {
         Properties p = consumerProps();
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
@@ -98,7 +88,7 @@ final class PrincipalProbe {
     }
 
     /** Starts a transactional producer under {@code transactionalId}. */
-    boolean transact(String transactionalId) {
+    public boolean transact(String transactionalId) {
         Properties p = props();
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(WAIT.toMillis()));
@@ -110,7 +100,7 @@ final class PrincipalProbe {
         }
     }
 
-    boolean create(String topic) {
+    public boolean create(String topic) {
         try (Admin admin = Admin.create(props())) {
             admin.createTopics(List.of(new NewTopic(topic, Optional.of(1), Optional.empty()))).all()
                     .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);

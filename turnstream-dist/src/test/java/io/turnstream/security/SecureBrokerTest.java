@@ -3,7 +3,7 @@ package io.turnstream.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.turnstream.cli.Main;
+import io.turnstream.cli.CliRun;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TurnstreamProcess;
@@ -11,8 +11,6 @@ import io.turnstream.testsupport.Requires;
 import io.turnstream.testsupport.SystemTool;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.testsupport.UsesProcesses;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -65,7 +63,7 @@ class SecureBrokerTest {
         credentials = Path.of(ready.group(2));
         assertThat(credentials).isEqualTo(dir.resolve("data").resolve("credentials"));
 
-        assertThat(cli("topics", "--config", file("admin").toString(), "--partitions", "1")).contains("created  llm.upserts");
+        assertThat(CliRun.succeeding("topics", "--config", file("admin").toString(), "--partitions", "1")).contains("created  llm.upserts");
         PrincipalProbe admin = PrincipalProbe.using(file("admin"));
         for (String topic : T.byRole().values()) {
             assertThat(admin.write(topic)).as("admin writes %s", topic).isTrue();
@@ -103,10 +101,7 @@ class SecureBrokerTest {
                 .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
         assertThat(Files.readString(key).strip()).hasSizeGreaterThanOrEqualTo(32);
         for (String principal : List.of("gateway", "topology", "tool-executor", "admin", "connect")) {
-            Properties settings = new Properties();
-            try (var in = Files.newInputStream(file(principal))) {
-                settings.load(in);
-            }
+            Properties settings = ClientFile.load(file(principal));
             assertThat(settings.getProperty(TenantClaims.KEY_FILE)).as(principal)
                     .isEqualTo(List.of("admin", "connect").contains(principal) ? null : key.toString());
         }
@@ -243,11 +238,8 @@ class SecureBrokerTest {
 
     @Test
     void aclsPrintShowsWhatTheBrokerEnforcesAndApplyIsIdempotent() throws Exception {
-        List<String> printed = cli("acls", "--print").lines().toList();
-        Properties admin = new Properties();
-        try (var in = Files.newInputStream(file("admin"))) {
-            admin.load(in);
-        }
+        List<String> printed = CliRun.succeeding("acls", "--print").lines().toList();
+        Properties admin = ClientFile.load(file("admin"));
         try (Admin client = Admin.create(admin)) {
             List<String> enforced = client.describeAcls(AclBindingFilter.ANY).values().get(60, TimeUnit.SECONDS).stream()
                     .map(ServiceAcls::line).toList();
@@ -256,9 +248,9 @@ class SecureBrokerTest {
         assertThat(printed).contains("User:gateway ALLOW WRITE TOPIC LITERAL llm.raw-events",
                 "User:topology ALLOW ALL TOPIC PREFIXED turnstream-topology-")
                 .noneMatch(line -> line.startsWith("User:gateway ALLOW WRITE TOPIC LITERAL llm.tool-calls"));
-        assertThat(cli("acls", "--apply", "--config", file("admin").toString()).lines())
+        assertThat(CliRun.succeeding("acls", "--apply", "--config", file("admin").toString()).lines())
                 .hasSameSizeAs(printed).allMatch(line -> line.startsWith("applied User:"));
-        assertThat(cli("acls", "--print", "--principal", "gateway=User:svc-gw"))
+        assertThat(CliRun.succeeding("acls", "--print", "--principal", "gateway=User:svc-gw"))
                 .contains("User:svc-gw ALLOW WRITE TOPIC LITERAL llm.raw-events").doesNotContain("User:gateway ");
     }
 
@@ -270,11 +262,4 @@ class SecureBrokerTest {
         return credentials.resolve(principal + ".librdkafka.conf");
     }
 
-    private static String cli(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int code = Main.commandLine().setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
-        assertThat(code).as("turnstream %s: %s", String.join(" ", args), err).isZero();
-        return out.toString();
-    }
 }

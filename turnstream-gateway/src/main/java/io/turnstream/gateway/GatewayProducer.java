@@ -12,6 +12,10 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -27,6 +31,18 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class GatewayProducer implements AutoCloseable {
 
     private final KafkaProducer<String, byte[]> producer;
+    /**
+     * Completes the sends' futures, so that what callers chain on them never runs on Kafka's I/O thread: a send
+     * from there of a topic this producer has not written yet waits for metadata that only that thread fetches,
+     * until {@code max.block.ms}, and fails (the approval route's stored allowance did, when the decision was
+     * read back before its send was acknowledged).
+     */
+    private final AtomicInteger completionThreads = new AtomicInteger();
+    private final ExecutorService completions = Executors.newCachedThreadPool(r -> {
+        Thread thread = new Thread(r, "turnstream-gateway-sent-" + completionThreads.incrementAndGet());
+        thread.setDaemon(true);
+        return thread;
+    });
     private final Topics topics;
     private final WireFormat format;
     /** Whether the latest send that finished failed: the producer cannot reach the cluster (or is closed). */
@@ -82,10 +98,18 @@ public final class GatewayProducer implements AutoCloseable {
         try {
             producer.send(record, (metadata, error) -> {
                 lastSendFailed = error != null;
-                if (error != null) {
-                    sent.completeExceptionally(error);
-                } else {
-                    sent.complete(null);
+                Runnable complete = () -> {
+                    if (error != null) {
+                        sent.completeExceptionally(error);
+                    } else {
+                        sent.complete(null);
+                    }
+                };
+                try {
+                    completions.execute(complete);
+                } catch (RejectedExecutionException closing) {
+                    // closed: a send chained here fails at once instead of waiting on this thread
+                    complete.run();
                 }
             });
         } catch (RuntimeException e) {
@@ -103,5 +127,6 @@ public final class GatewayProducer implements AutoCloseable {
     @Override
     public void close() {
         producer.close(Duration.ofSeconds(30));
+        completions.shutdown();
     }
 }

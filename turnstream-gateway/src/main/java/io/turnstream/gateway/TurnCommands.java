@@ -132,8 +132,13 @@ public final class TurnCommands implements TurnControl, ApprovalDesk {
 
     private static ApiError unremembered(String turnId, String callId, Throwable failure) {
         LOG.error("cannot store the allowance of call {} of turn {}: {}", callId, turnId, Failures.describe(failure));
-        return new ApiError(503, "the call is approved, but the allowance for the thread could not be stored; send "
-                + "the decision again");
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                : failure;
+        String why = cause instanceof TimeoutException
+                ? "Kafka did not acknowledge it within " + ApprovalDecisions.CONFIRM_TIMEOUT.toSeconds() + " s"
+                : "Kafka refused it or is unavailable";
+        return new ApiError(503, "the call is approved, but the allowance for the thread could not be stored ("
+                + why + "); send the decision again");
     }
 
     private static ApiError unconfirmed(String turnId, String callId, Throwable failure) {

@@ -23,11 +23,6 @@ import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
@@ -43,9 +38,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -64,9 +59,8 @@ class ContextCompactionTest {
     @TempDir
     static Path home;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
-    private static SimulatedAnthropicServer provider;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static Gateway gateway;
     private static RawEventsTap raw;
     private static UpsertLog upserts;
@@ -76,31 +70,17 @@ class ContextCompactionTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
-        PublishedTools.publish(broker.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "context-compaction",
-                home.resolve("state"), Map.of()));
-        provider = SimulatedAnthropicServer.start(0, ContextCompactionTest::script, 0);
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        stack.broker(2);
+        PublishedTools.publish(stack.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
+        stack.topology("context-compaction", home.resolve("state"));
+        SimulatedAnthropicServer provider = stack.closing(
+                SimulatedAnthropicServer.start(0, ContextCompactionTest::script, 0));
+        Properties settings = stack.gatewaySettings();
         settings.put("turnstream.gateway.context-window.turnstream-simulated", String.valueOf(WINDOW));
-        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
-        raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, ContextCompactionTest::runTool);
-        upserts = new UpsertLog(broker.bootstrapServers());
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        upserts.close();
-        raw.close();
-        gateway.close();
-        provider.close();
-        topology.close();
-        broker.close();
+        gateway = stack.gateway(settings, provider);
+        raw = stack.closing(new RawEventsTap(stack.bootstrapServers(), Topics.DEFAULTS,
+                ContextCompactionTest::runTool));
+        upserts = stack.upserts();
     }
 
     /**

@@ -20,24 +20,18 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
 import io.turnstream.tools.ToolExecutorConfig;
-import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,9 +40,9 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.StreamSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -66,9 +60,8 @@ class ToolApprovalsTest {
     @TempDir
     static Path home;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
-    private static ToolExecutorService executor;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
     private static UpsertLog upserts;
@@ -80,37 +73,17 @@ class ToolApprovalsTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
+        stack.broker(2);
         Properties lateTopics = new Properties();
         lateTopics.put(Topics.PREFIX + "turn-requests", LATE_TURN_REQUESTS);
-        TopicAdmin.createAll(admin, Topics.from(lateTopics), 2, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "tool-approvals",
-                home.resolve("state"), Map.of()));
-        Path workspace = Files.createDirectories(home.resolve("workspace"));
-        Files.writeString(workspace.resolve("README.md"), "# Demo workspace\n");
-        Properties tools = new Properties();
-        tools.put("bootstrap.servers", broker.bootstrapServers());
-        tools.put(ToolExecutorConfig.WORKSPACE, workspace.toString());
-        tools.put(ToolApprovals.PREFIX + "note", "ask");
-        tools.put(ToolExecutorConfig.PREFIX + "approval-timeout-ms", String.valueOf(APPROVAL_TIMEOUT.toMillis()));
-        executor = new ToolExecutorService(Settings.of(tools), ToolRegistry.installed().plus(new NoteTool())).start();
-        provider = SimulatedAnthropicServer.start(0, ToolApprovalsTest::script, 0);
-        gateway = Gateway.start(Settings.of(gatewaySettings()), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of());
-        upserts = new UpsertLog(broker.bootstrapServers());
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        upserts.close();
-        gateway.close();
-        provider.close();
-        executor.close();
-        topology.close();
-        broker.close();
+        stack.createTopics(Topics.from(lateTopics), 2);
+        stack.topology("tool-approvals", home.resolve("state"));
+        stack.executor(home.resolve("workspace"), ToolRegistry.installed().plus(new NoteTool()), Map.of(
+                ToolApprovals.PREFIX + "note", "ask",
+                ToolExecutorConfig.PREFIX + "approval-timeout-ms", String.valueOf(APPROVAL_TIMEOUT.toMillis())));
+        provider = stack.closing(SimulatedAnthropicServer.start(0, ToolApprovalsTest::script, 0));
+        gateway = stack.gateway(gatewaySettings(), provider);
+        upserts = stack.upserts();
     }
 
     /**
@@ -315,9 +288,7 @@ class ToolApprovalsTest {
     // ---- helpers ----
 
     private static Properties gatewaySettings() {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         settings.put("turnstream.gateway.unknown-turn-grace-ms", "500");
         return settings;
     }
