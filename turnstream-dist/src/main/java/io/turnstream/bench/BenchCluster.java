@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.regex.Pattern;
@@ -23,6 +24,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -38,19 +40,39 @@ import org.apache.kafka.streams.Topology;
 final class BenchCluster implements AutoCloseable {
 
     private final Path dir;
+    /** The run's own broker; null on a cluster started elsewhere ({@link #on}). */
     private final EmbeddedKafkaBroker broker;
+    private final String bootstrapServers;
+    private final short replicas;
     private final Properties userKafka;
     private final int partitions;
 
     BenchCluster(Properties userKafka, int partitions) throws IOException {
         this.dir = Files.createTempDirectory("turnstream-bench");
         this.broker = new EmbeddedKafkaBroker(0, dir.resolve("broker")).start();
+        this.bootstrapServers = broker.bootstrapServers();
+        this.replicas = 1;
         this.userKafka = userKafka;
         this.partitions = partitions;
     }
 
+    private BenchCluster(String bootstrapServers, short replicas, Properties userKafka, int partitions) throws IOException {
+        this.dir = Files.createTempDirectory("turnstream-bench");
+        this.broker = null;
+        this.bootstrapServers = bootstrapServers;
+        this.replicas = replicas;
+        this.userKafka = userKafka;
+        this.partitions = partitions;
+    }
+
+    /** The applications measured on a running cluster, each topic with {@code replicas} replicas. */
+    static BenchCluster on(String bootstrapServers, short replicas, Properties userKafka, int partitions)
+            throws IOException {
+        return new BenchCluster(bootstrapServers, replicas, userKafka, partitions);
+    }
+
     String bootstrapServers() {
-        return broker.bootstrapServers();
+        return bootstrapServers;
     }
 
     Properties clientProperties() {
@@ -62,7 +84,8 @@ final class BenchCluster implements AutoCloseable {
     /** The contract's topics of one phase, under {@code bench.<phase>.}. */
     Topics createTopics(String phase) throws ExecutionException, InterruptedException {
         Topics topics = Topics.prefixed("bench." + phase + ".");
-        TopicAdmin.createAll(clientProperties(), topics, partitions, (short) 1);
+        TopicAdmin.createAll(clientProperties(), topics, partitions, replicas,
+                Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(Math.min(2, replicas))));
         return topics;
     }
 
@@ -71,6 +94,9 @@ final class BenchCluster implements AutoCloseable {
      * of it, compressed batches and transaction markers included (index files aside).
      */
     long logBytes(String topic) throws IOException {
+        if (broker == null) {
+            throw new IllegalStateException("the log of " + topic + " is on brokers of another process");
+        }
         Pattern partitionDir = Pattern.compile(Pattern.quote(topic) + "-\\d+");
         long bytes = 0;
         try (Stream<Path> dirs = Files.list(broker.dataDir().resolve("logs"))) {
@@ -88,7 +114,7 @@ final class BenchCluster implements AutoCloseable {
     /** One more topic, for a baseline's output. */
     String createTopic(String name) throws ExecutionException, InterruptedException {
         try (Admin admin = Admin.create(clientProperties())) {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(name, partitions, replicas))).all().get();
         }
         return name;
     }
@@ -110,11 +136,17 @@ final class BenchCluster implements AutoCloseable {
 
     /** The upsert topology with the seed gradient ({@code growthFraction} 0) or the growth rule. */
     StreamsService startTopology(String applicationId, Topics topics, double growthFraction) throws InterruptedException {
+        return startTopology(applicationId, topics, growthFraction, "state");
+    }
+
+    /** One more instance of the topology {@code applicationId}, with its stores in {@code stateDir} of its own. */
+    StreamsService startTopology(String applicationId, Topics topics, double growthFraction, String stateDir)
+            throws InterruptedException {
         Properties props = new Properties();
         props.putAll(userKafka);
         props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         props.put(TopologyConfig.APPLICATION_ID, applicationId);
-        props.put(TopologyConfig.STATE_DIR, dir.resolve("state").toString());
+        props.put(TopologyConfig.STATE_DIR, dir.resolve(stateDir).toString());
         props.put(TopologyConfig.MIN_GROWTH_FRACTION, Double.toString(growthFraction));
         TopologyConfig config = TopologyConfig.from(Settings.of(props)).withTopics(topics);
         return started(UpsertTopology.build(config), config.streamsProperties());
@@ -152,7 +184,9 @@ final class BenchCluster implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        broker.stop();
+        if (broker != null) {
+            broker.stop();
+        }
         Utils.delete(dir.toFile());
     }
 }

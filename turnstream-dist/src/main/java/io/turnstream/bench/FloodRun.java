@@ -59,25 +59,9 @@ final class FloodRun {
         progress.printf("flood %s: producing %,d raw events as fast as possible%n",
                 pair == 0 ? "warm-up (not measured)" : "pair " + pair + " of " + config.pairs(), events);
         progress.flush();
-        Topics fresh = null;
-        LoadGenerator.Sent produced = null;
-        for (int attempt = 1; produced == null; attempt++) {
-            // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
-            fresh = cluster.createTopics("flood-" + run + (attempt == 1 ? "" : "-" + attempt));
-            long start = System.nanoTime();
-            try (Producer<String, byte[]> producer = cluster.producer(DELIVERY_TIMEOUT)) {
-                produced = LoadGenerator.flood(producer, fresh.rawEvents(), config, "f", CONCURRENT_TURNS, events);
-                progress.printf("  %,d events of %,d turns at %,.0f events/s%n", produced.events(), produced.turns(),
-                        produced.events() * 1e9 / (System.nanoTime() - start));
-            } catch (IllegalStateException e) {
-                if (attempt == PRODUCE_ATTEMPTS) {
-                    throw e;
-                }
-                progress.printf("  %s; producing again on fresh topics%n", e.getMessage());
-            }
-        }
-        Topics topics = fresh;
-        LoadGenerator.Sent sent = produced;
+        Produced produced = produce("flood-" + run, events);
+        Topics topics = produced.topics();
+        LoadGenerator.Sent sent = produced.sent();
         List<FloodResult> results = new ArrayList<>();
         String topologyApp = TOPOLOGY_APP + "-" + run;
         try (StreamsService app = cluster.startTopology(topologyApp, topics, 0)) {
@@ -93,6 +77,65 @@ final class FloodRun {
         results.add(measure(CONSUMER, pair, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(),
                 System.nanoTime(), sent.events(), count -> count >= sent.events(), null));
         return results;
+    }
+
+    /**
+     * The topology alone with each of {@code instanceCounts} instances (Kafka Streams clients of one
+     * application, each with its stores of its own) on fresh raw events: how its throughput grows with
+     * instances. {@code pair} numbers the runs.
+     */
+    List<FloodResult> scaling(List<Integer> instanceCounts, int pair) throws Exception {
+        List<FloodResult> results = new ArrayList<>();
+        for (int instances : instanceCounts) {
+            String run = "scaling-" + instances + "-p" + pair;
+            progress.printf("flood, %d topology instance(s), run %d: producing %,d raw events%n", instances, pair,
+                    config.floodEvents());
+            progress.flush();
+            Produced produced = produce(run, config.floodEvents());
+            String app = TOPOLOGY_APP + "-" + run;
+            List<StreamsService> apps = new ArrayList<>();
+            try {
+                for (int i = 0; i < instances; i++) {
+                    apps.add(cluster.startTopology(app, produced.topics(), 0, "state-" + run + "-" + i));
+                }
+                results.add(measure(instances(instances), pair, app, produced.topics().upserts(), System.nanoTime(),
+                        produced.sent().events(), null, produced.sent().turns()));
+            } finally {
+                for (StreamsService started : apps) {
+                    started.close();
+                }
+            }
+        }
+        return results;
+    }
+
+    /** The name of the topology's figure with this many instances. */
+    static String instances(int count) {
+        return "upsert topology, " + count + (count == 1 ? " instance" : " instances");
+    }
+
+    private record Produced(Topics topics, LoadGenerator.Sent sent) {
+    }
+
+    /** {@code events} raw events as fast as possible, on fresh topics named after {@code run}. */
+    private Produced produce(String run, int events) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
+            Topics fresh = cluster.createTopics(run + (attempt == 1 ? "" : "-" + attempt));
+            long start = System.nanoTime();
+            try (Producer<String, byte[]> producer = cluster.producer(DELIVERY_TIMEOUT)) {
+                LoadGenerator.Sent sent = LoadGenerator.flood(producer, fresh.rawEvents(), config, "f", CONCURRENT_TURNS,
+                        events);
+                progress.printf("  %,d events of %,d turns at %,.0f events/s%n", sent.events(), sent.turns(),
+                        sent.events() * 1e9 / (System.nanoTime() - start));
+                return new Produced(fresh, sent);
+            } catch (IllegalStateException e) {
+                if (attempt == PRODUCE_ATTEMPTS) {
+                    throw e;
+                }
+                progress.printf("  %s; producing again on fresh topics%n", e.getMessage());
+            }
+        }
     }
 
     /**

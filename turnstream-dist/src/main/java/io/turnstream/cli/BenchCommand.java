@@ -5,6 +5,7 @@ import io.turnstream.bench.BenchConfig;
 import io.turnstream.bench.BenchConfig.Phase;
 import io.turnstream.bench.BenchResults;
 import io.turnstream.bench.BenchResults.Figure;
+import io.turnstream.bench.ClusterBench;
 import io.turnstream.bench.Comparison;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
@@ -38,6 +39,13 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--quick", description = "A short run: smaller ladder, shorter windows, fewer flood events.")
     private boolean quick;
+
+    @Option(names = "--cluster", paramLabel = "NODES",
+            description = "Instead of the phases: the fault suite as a benchmark on a local cluster of NODES broker "
+                    + "processes (3): the topology's throughput with one and with two instances, then two instances of "
+                    + "each service with a topology instance, an executor, a gateway and a broker SIGKILLed in turn; "
+                    + "reports each fault's takeover and charts the latency through the faults (docs/benchmarks.md).")
+    private Integer clusterNodes;
 
     @Option(names = "--only", paramLabel = "PHASE", split = ",",
             description = "Measure only these phases: flood, ladder, appends (the topology's runs at the target step alone), "
@@ -128,6 +136,14 @@ public final class BenchCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, e.getFile() + " does not exist");
         } catch (IOException | IllegalArgumentException e) {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
+        }
+        if (clusterNodes != null) {
+            if (clusterNodes < 3) {
+                throw new CliFailure(ExitCodes.USAGE, "--cluster needs at least 3 nodes (one is killed, two keep a quorum)");
+            }
+            new ClusterBench(quick ? ClusterBench.Settings.quick(clusterNodes) : ClusterBench.Settings.full(clusterNodes),
+                    kafka, spec.commandLine().getOut()).run(output);
+            return ExitCodes.OK;
         }
         BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);
         if (base != null) {

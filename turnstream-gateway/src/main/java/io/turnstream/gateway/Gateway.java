@@ -27,6 +27,7 @@ import io.turnstream.gateway.spend.TenantUsage;
 import io.turnstream.gateway.spend.UsageFeed;
 import io.turnstream.gateway.thread.BusyThreadPolicy;
 import io.turnstream.gateway.thread.ThreadHistory;
+import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.ThreadsApi;
 import io.turnstream.gateway.view.TurnEventsApi;
 import io.turnstream.gateway.view.TurnViews;
@@ -63,8 +64,13 @@ public final class Gateway implements AutoCloseable {
 
     /** How long a starting gateway waits to read the published tool definitions, and the day's turns and usage. */
     private static final Duration STARTUP_READ_WAIT = Duration.ofSeconds(10);
-    /** Idempotency keys one gateway knows (24 h each): at a few hundred bytes each, tens of MB at most. */
+    /**
+     * Idempotency keys, and requested turns, one gateway knows (24 h each): at a few hundred bytes each, tens of MB at
+     * most.
+     */
     private static final int IDEMPOTENCY_KEYS = 100_000;
+    /** How long a request under an Idempotency-Key may wait to read itself back from Kafka, to learn if it won the key. */
+    private static final Duration KEY_VERDICT_WAIT = Duration.ofSeconds(10);
 
     private final GatewayConfig config;
     private final GatewayMetrics metrics = new GatewayMetrics();
@@ -126,20 +132,24 @@ public final class Gateway implements AutoCloseable {
             this.tenantUsage = new TenantUsage(spendLimits, clock);
             startedUsageFeed = UsageFeed.start(settings.kafkaProperties(), topics, wire, tenantUsage, spendLimits, clock);
             awaitUsage(startedUsageFeed);
-            this.ownership = new TurnOwnership(ownerInKafka(startedViews), config.security().unknownTurnGrace());
-            SpendPolicy spend = SpendPolicy.from(settings, config.maxSteps(), config.prices(), config.fallbackModel());
-            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry, tenantUsage, spend,
-                    producer, ownership, metrics, clock, startedViews, busyPolicy);
-            this.commands = new TurnCommands(registry, approvals, startedAllowances.allowances(), producer, startedViews,
-                    config.security().unknownTurnGrace());
-            List<GatewayServer.Routes> routes = new ArrayList<>();
             startedIdempotency = IdempotencyIndex.start(settings.kafkaProperties(), topics.turnRequests(), wire, clock,
                     IDEMPOTENCY_KEYS);
             awaitStartupRead(startedIdempotency.caughtUp(), "the last day's Idempotency-Keys are not all read yet; "
                     + "a retry of a key not read yet is answered from the turn's ids");
+            IdempotencyIndex requests = startedIdempotency;
+            this.ownership = new TurnOwnership(ownerInKafka(startedViews, requests),
+                    config.security().unknownTurnGrace());
+            SpendPolicy spend = SpendPolicy.from(settings, config.maxSteps(), config.prices(), config.fallbackModel());
+            this.admission = new TurnAdmission(config.maxConcurrentTurns(), providers, registry, tenantUsage, spend,
+                    producer, ownership, metrics, clock, startedViews, busyPolicy);
+            this.commands = new TurnCommands(registry, approvals, startedAllowances.allowances(), producer, startedViews,
+                    config.security().unknownTurnGrace(), turnId -> requests.requested(turnId)
+                    .map(IdempotencyIndex.Requested::turn));
+            List<GatewayServer.Routes> routes = new ArrayList<>();
             TurnViews viewsOfKafka = startedViews;
             TurnStarts starts = new TurnStarts(admission, new IdempotencyKeys(startedIdempotency,
-                    turnId -> viewsOfKafka.snapshot(turnId, null).map(snapshot -> snapshot.threadId()), clock));
+                    turnId -> viewsOfKafka.snapshot(turnId, null).map(snapshot -> snapshot.threadId()), clock,
+                    KEY_VERDICT_WAIT));
             routes.add(new TurnsApi(starts, commands));
             routes.add(new ApprovalsApi(commands));
             routes.add(new TurnEventsApi(startedViews));
@@ -191,7 +201,9 @@ public final class Gateway implements AutoCloseable {
                 request -> providers.resolve(request.provider(), request.model()).name());
         this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, allowances.allowances(),
                 resumer, client, metrics, admission::ended, history, busyPolicy,
-                turnId -> views.snapshot(turnId, null).isPresent());
+                turnId -> views.snapshot(turnId, null).isPresent(),
+                turnId -> idempotency.keyTakenBy(turnId, KEY_VERDICT_WAIT).map(TurnStatus::turnId)
+                        .filter(winner -> !winner.equals(turnId)));
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);
@@ -215,9 +227,12 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** A turn's tenant from its lifecycle events, which every gateway reads. */
-    private static java.util.function.Function<String, Optional<TurnOwnership.Owner>> ownerInKafka(TurnViews views) {
+    /** A turn's tenant from its events, or from its request for a turn that has not started (queued behind its thread). */
+    private static java.util.function.Function<String, Optional<TurnOwnership.Owner>> ownerInKafka(TurnViews views,
+                                                                                                  IdempotencyIndex requests) {
         return turnId -> views.snapshot(turnId, null)
-                .map(snapshot -> new TurnOwnership.Owner(snapshot.turn() == null ? null : snapshot.turn().tenantId()));
+                .map(snapshot -> new TurnOwnership.Owner(snapshot.turn() == null ? null : snapshot.turn().tenantId()))
+                .or(() -> requests.requested(turnId).map(requested -> new TurnOwnership.Owner(requested.tenantId())));
     }
 
     /** With provider keys and URLs from the environment. */

@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.gateway.api.IdempotentStart;
 import io.turnstream.gateway.api.TurnStarter;
 import io.turnstream.gateway.http.ApiError;
@@ -108,9 +109,13 @@ public final class TurnAdmission implements TurnStarter {
                 : idempotent != null ? idempotent.threadId() : "thread-" + UUID.randomUUID();
         Map<String, String> headers = idempotent == null ? Map.of() : Map.of(
                 IdempotentStart.KEY_HEADER, idempotent.key(), IdempotentStart.FINGERPRINT_HEADER, idempotent.fingerprint());
+        ObjectNode body = request.toJson();
+        if (idempotent != null) {
+            body.put(IdempotentStart.MARKER, true);
+        }
         try {
-            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, clock.millis(),
-                    request.toJson()), trace, headers).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            producer.turnRequest(TurnRequestRecord.request(turnId, threadId, runId, tenantId, clock.millis(), body),
+                    trace, headers).get(ACCEPT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             tenantUsage.withdraw(turnId);

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,15 +36,19 @@ public final class TurnCommands implements TurnControl, ApprovalDesk {
     private final GatewayProducer producer;
     private final TurnViews views;
     private final Duration unknownTurnGrace;
+    /** A turn requested on Kafka that neither runs here nor shows in the views yet (queued behind its thread). */
+    private final Function<String, Optional<TurnStatus>> requested;
 
     TurnCommands(TurnRegistry registry, ApprovalDecisions approvals, ThreadAllowances allowances,
-                 GatewayProducer producer, TurnViews views, Duration unknownTurnGrace) {
+                 GatewayProducer producer, TurnViews views, Duration unknownTurnGrace,
+                 Function<String, Optional<TurnStatus>> requested) {
         this.registry = registry;
         this.approvals = approvals;
         this.allowances = allowances;
         this.producer = producer;
         this.views = views;
         this.unknownTurnGrace = unknownTurnGrace;
+        this.requested = requested;
     }
 
     @Override
@@ -149,6 +154,7 @@ public final class TurnCommands implements TurnControl, ApprovalDesk {
 
     @Override
     public Optional<TurnSnapshot> snapshot(String turnId) {
-        return views.snapshot(turnId, registry.status(turnId).orElse(null));
+        Optional<TurnSnapshot> seen = views.snapshot(turnId, registry.status(turnId).orElse(null));
+        return seen.isPresent() ? seen : requested.apply(turnId).flatMap(queued -> views.snapshot(turnId, queued));
     }
 }

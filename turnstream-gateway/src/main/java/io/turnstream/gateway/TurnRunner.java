@@ -1,5 +1,6 @@
 package io.turnstream.gateway;
 
+import io.turnstream.gateway.api.IdempotentStart;
 import io.turnstream.gateway.loop.AgentLoop;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
@@ -42,6 +43,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -82,6 +84,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final BusyThreadPolicy busyPolicy;
     /** Whether Kafka shows a turn already (its lifecycle events). */
     private final Predicate<String> inKafka;
+    /** The turn that took the Idempotency-Key of a keyed turn's request, when another request took it first. */
+    private final Function<String, Optional<String>> keyTakenBy;
     /** The latest turn requested on each thread of the owned partitions (by tenant's thread key), until it ends. */
     private final Map<String, ThreadTail> tails = new ConcurrentHashMap<>();
 
@@ -95,11 +99,13 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * @param permits releases the tenant permit a turn accepted here holds, by turn id, once it ended here
      * @param history puts the thread's conversation before a request that continues it
      * @param inKafka whether Kafka shows a turn already (its lifecycle events)
+     * @param keyTakenBy the turn that took the {@code Idempotency-Key} of a keyed turn's request first (by Kafka's
+     *                   order), when that is another turn; may wait until that order is read
      */
     TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
                ApprovalDecisions approvals, ThreadAllowances allowances, TurnHistory resumer, ModelCaller client,
                GatewayMetrics metrics, Consumer<String> permits, ThreadRebuild history, BusyThreadPolicy busyPolicy,
-               Predicate<String> inKafka) {
+               Predicate<String> inKafka, Function<String, Optional<String>> keyTakenBy) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -113,6 +119,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.history = history;
         this.busyPolicy = busyPolicy;
         this.inKafka = inKafka;
+        this.keyTakenBy = keyTakenBy;
     }
 
     /**
@@ -137,7 +144,13 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         try {
             turns.execute(() -> {
                 try {
-                    if (running == null || awaitTurnBefore(running, record, resume, active)) {
+                    Optional<String> keyTaken = !resume && IdempotentStart.keyed(record.request())
+                            ? keyTakenBy.apply(record.turnId()) : Optional.empty();
+                    if (keyTaken.isPresent()) {
+                        endUnrunnable(record, trace, steps, resume, partition, active, ErrorInfo.of(
+                                ErrorCodes.IDEMPOTENCY_KEY_REUSED, "another request under the same Idempotency-Key "
+                                        + "took it first (turn " + keyTaken.get() + ")"));
+                    } else if (running == null || awaitTurnBefore(running, record, resume, active)) {
                         // a turn cancelled while it waited ends at once: it needs no conversation
                         runHere(record, trace, steps, resume, partition, active, offset, active.cancel.isCancelled()
                                 ? Optional.empty() : Optional.ofNullable(before).map(ThreadTail::turnId));

@@ -24,23 +24,15 @@ import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.UpsertLog;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.Tool;
 import io.turnstream.tools.ToolContext;
-import io.turnstream.tools.ToolExecutorConfig;
-import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,6 +46,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -71,11 +64,9 @@ class AgentLoopUpsertsTest {
     @TempDir
     static Path home;
 
-    private static EmbeddedKafkaBroker broker;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static Path workspace;
-    private static StreamsService topology;
-    private static ToolExecutorService executor;
-    private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
     private static final String IMPATIENT_TURN_REQUESTS = "impatient.turn-requests";
     /** A second gateway that waits only {@link #TOOL_RESULT_TIMEOUT} for tool results. */
@@ -90,46 +81,29 @@ class AgentLoopUpsertsTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
-        TopicAdmin.createAll(admin, Topics.from(impatientTopics()), 2, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "agent-loop-upserts",
-                home.resolve("state"), Map.of()));
-        workspace = Files.createDirectories(home.resolve("workspace"));
-        Files.writeString(workspace.resolve("README.md"), "# Demo workspace\n");
-        Properties tools = new Properties();
-        tools.put("bootstrap.servers", broker.bootstrapServers());
-        tools.put(ToolExecutorConfig.WORKSPACE, workspace.toString());
-        executor = new ToolExecutorService(Settings.of(tools), ToolRegistry.installed().plus(new WaitTool())).start();
-        provider = SimulatedAnthropicServer.start(0, AgentLoopUpsertsTest::script, 0);
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        stack.broker(2);
+        stack.createTopics(Topics.from(impatientTopics()), 2);
+        stack.topology("agent-loop-upserts", home.resolve("state"));
+        workspace = home.resolve("workspace");
+        stack.executor(workspace, ToolRegistry.installed().plus(new WaitTool()), Map.of());
+        SimulatedAnthropicServer provider = stack.closing(
+                SimulatedAnthropicServer.start(0, AgentLoopUpsertsTest::script, 0));
+        Properties settings = stack.gatewaySettings();
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
-        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
+        gateway = stack.gateway(settings, provider);
         // Gateways in one group share their turns; this one must run the turns it accepts with its own timeout.
         settings.put("turnstream.gateway.tool-result-timeout-ms", String.valueOf(TOOL_RESULT_TIMEOUT.toMillis()));
         settings.put("turnstream.gateway.group-id", "impatient-gateway");
         settings.put(Topics.PREFIX + "turn-requests", IMPATIENT_TURN_REQUESTS);
-        impatientGateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of());
-        upserts = new UpsertLog(broker.bootstrapServers());
+        impatientGateway = stack.gateway(settings, provider);
+        upserts = stack.upserts();
     }
 
     @AfterAll
-    static void stopEverything() {
+    static void letTheWaitingToolGo() {
         waitingToolGate.countDown();
-        upserts.close();
-        impatientGateway.close();
-        gateway.close();
-        provider.close();
-        executor.close();
-        topology.close();
-        broker.close();
     }
 
     /**
@@ -344,10 +318,8 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurnInThread(String prompt, String threadId) throws Exception {
-        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt).put("threadId", threadId)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(gateway, JsonNodeFactory.instance.objectNode().put("prompt", prompt)
+                .put("threadId", threadId));
     }
 
     private static JsonNode fileArgs(String path, String content) {
@@ -383,27 +355,16 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurn(String prompt, String fallbackModel) throws Exception {
-        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt).put("fallbackModel", fallbackModel)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(gateway, JsonNodeFactory.instance.objectNode().put("prompt", prompt)
+                .put("fallbackModel", fallbackModel));
     }
 
     private static String startTurn(Gateway on, String prompt) throws Exception {
-        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(on, JsonNodeFactory.instance.objectNode().put("prompt", prompt));
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return post(gateway, path, body);
-    }
-
-    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return GatewayHttp.post(gateway, path, body);
     }
 
     /** A tool that runs until it is interrupted (a cancel) or the test ends, whichever comes first. */

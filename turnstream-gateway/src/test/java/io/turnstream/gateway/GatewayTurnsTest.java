@@ -39,9 +39,6 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnActivity;
 import io.turnstream.model.TurnRequestRecord;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
 import io.turnstream.tools.ToolRegistry;
@@ -62,9 +59,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The gateway end to end: real HTTP API, the simulated provider over loopback HTTP, a real
@@ -76,8 +73,8 @@ class GatewayTurnsTest {
     private static final Duration TURN_TIMEOUT = Duration.ofSeconds(60);
     private static final String FALLBACK_MODEL = "sim-fallback";
 
-    private static EmbeddedKafkaBroker broker;
-    private static SimulatedAnthropicServer provider;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static Gateway gateway;
     private static RawEventsTap raw;
     private static final HttpClient http = HttpClient.newHttpClient();
@@ -88,29 +85,17 @@ class GatewayTurnsTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
+        stack.broker(3);
         // the stub executor below runs the installed tools: publish them as a real executor does
-        PublishedTools.publish(broker.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
-        provider = SimulatedAnthropicServer.start(0, GatewayTurnsTest::script, 0);
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        PublishedTools.publish(stack.bootstrapServers(), Topics.DEFAULTS, ToolRegistry.installed());
+        SimulatedAnthropicServer provider = stack.closing(
+                SimulatedAnthropicServer.start(0, GatewayTurnsTest::script, 0));
+        Properties settings = stack.gatewaySettings();
         settings.put("turnstream.gateway.stall-timeout-ms", "1000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15,0.3,3.75");
-        gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
-        raw = new RawEventsTap(broker.bootstrapServers(), Topics.DEFAULTS, GatewayTurnsTest::runTool);
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        raw.close();
-        gateway.close();
-        provider.close();
-        broker.close();
+        gateway = stack.gateway(settings, provider);
+        raw = stack.closing(new RawEventsTap(stack.bootstrapServers(), Topics.DEFAULTS, GatewayTurnsTest::runTool));
     }
 
     /**
@@ -600,7 +585,7 @@ class GatewayTurnsTest {
         JsonNode request = Json.MAPPER.createObjectNode().put("provider", "anthropic").put("model", "claude")
                 .put("prompt", "accepted where Anthropic is configured");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.bootstrapServers()),
                 new StringSerializer(), new StringSerializer())) {
             producer.send(new ProducerRecord<>(Topics.DEFAULTS.turnRequests(), threadId, Json.toString(
                     TurnRequestRecord.request(turnId, threadId, runId, null, System.currentTimeMillis(), request)))).get();
@@ -701,9 +686,7 @@ class GatewayTurnsTest {
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return GatewayHttp.post(gateway, path, body);
     }
 
     /** Posts a chat as the AI SDK does when the app sets no system prompt; returns the status. */

@@ -3,6 +3,7 @@ package io.turnstream.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.api.IdempotentStart;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.ThreadAllowances;
@@ -33,6 +34,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -57,6 +59,8 @@ class TurnRunnerTest {
     private final List<String> permitsReleased = new CopyOnWriteArrayList<>();
     private final Partition partition = new Partition();
     private ModelCaller model = TurnRunnerTest::answers;
+    /** The turn that took the Idempotency-Key of every keyed request, or null for none. */
+    private String keyTakenBy;
     private TurnHistory history = (request, steps, requestedModel, active) -> TurnProgress.fresh(requestedModel);
 
     @AfterEach
@@ -111,6 +115,34 @@ class TurnRunnerTest {
         assertThat(partition.lastEvent()).isInstanceOfSatisfying(StreamPayload.ResponseError.class,
                 error -> assertThat(error.error().code()).isEqualTo(ErrorCodes.TURN_CANNOT_RUN));
         assertReleasedAndFinished(turnId, TurnPhase.ERROR);
+    }
+
+    /** Another request under the same key came first in the partition: this one ends unrun, whatever its prompt. */
+    @Test
+    void aKeyedTurnWhoseKeyAnotherRequestTookEndsUnrun() {
+        keyTakenBy = "turn-first";
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+        TurnRequestRecord record = TurnRequestRecord.request("turn-2", "thread-1", "run-2", "tenant-a", 1,
+                TurnRequest.prompt("simulated", null, "hi").toJson().put(IdempotentStart.MARKER, true));
+
+        String turnId = runAndWait(record, false);
+
+        assertThat(partition.lastEvent()).isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.error().code()).isEqualTo(ErrorCodes.IDEMPOTENCY_KEY_REUSED);
+            assertThat(error.error().message()).contains("turn-first");
+        });
+        assertReleasedAndFinished(turnId, TurnPhase.ERROR);
+    }
+
+    @Test
+    void aTurnUnderNoKeyRunsWhateverTheKeysSay() {
+        keyTakenBy = "turn-first";
+
+        String turnId = runAndWait(request("hi"), false);
+
+        assertReleasedAndFinished(turnId, TurnPhase.COMPLETE);
     }
 
     @Test
@@ -190,7 +222,7 @@ class TurnRunnerTest {
     private TurnRunner runner() {
         return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), history, model,
                 new GatewayMetrics(), permitsReleased::add, (record, request, offset, before) -> request,
-                BusyThreadPolicy.REJECT, turnId -> false);
+                BusyThreadPolicy.REJECT, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy));
     }
 
     private void assertReleasedAndFinished(String turnId, TurnPhase phase) {

@@ -23,6 +23,13 @@ public final class FailoverDefaults {
      * fences it (the broker aborts it this long after it began, at its next abort check).
      */
     public static final String TRANSACTION_TIMEOUT_MS = "5000";
+    /**
+     * The transaction timeout of a producer whose successor fences it by its transactional id (a gateway's
+     * turn producer, one per partition): the next owner aborts a dead one's transaction as it takes the
+     * partition over, so this bounds only what no successor takes (every gateway gone) and must outlast the
+     * longest transaction a live owner keeps open (a busy takeover of several partitions).
+     */
+    public static final String FENCED_TRANSACTION_TIMEOUT_MS = "10000";
 
     private FailoverDefaults() {
     }
@@ -43,5 +50,10 @@ public final class FailoverDefaults {
     /** The transaction timeout of a producer whose transactions a successor cannot fence by id. */
     public static void transactionalProducer(Properties props) {
         props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, TRANSACTION_TIMEOUT_MS);
+    }
+
+    /** The transaction timeout of a producer whose successor fences it by id ({@link #FENCED_TRANSACTION_TIMEOUT_MS}). */
+    public static void fencedTransactionalProducer(Properties props) {
+        props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, FENCED_TRANSACTION_TIMEOUT_MS);
     }
 }

@@ -11,6 +11,7 @@ import static io.turnstream.topology.Events.itemStartWith;
 import static io.turnstream.topology.Events.rawDelta;
 import static io.turnstream.topology.Events.responseDone;
 import static io.turnstream.topology.Events.responseStart;
+import static io.turnstream.topology.Events.withdrawn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.turnstream.model.ItemAppend;
@@ -243,6 +244,59 @@ class ItemAppendsTest {
         topology.send(RUN, responseDone(ResponseStatus.ABORTED));
 
         assertThat(described(topology.appends())).containsExactly("turn-1 #1 msg @0 \"abc\"");
+    }
+
+    /**
+     * What ClusterFaultsTest found (docs/benchmarks.md, "Cluster faults"): a gateway that takes a turn over
+     * withdraws the open item of the step it calls again at once, before the item's batch timeout. The
+     * appends, sent every tick, are then ahead of the item's last (batched) upsert, and the withdrawal
+     * ends the item there: no append follows, no upsert ever holds the appended text, and a client
+     * removes the item on its {@code withdrawn} upsert.
+     */
+    @Test
+    void anItemWithdrawnWhileOpenEndsWithItsAppendsAheadOfItsLastStreamingUpsert() {
+        topology.send(RUN, responseStart("turn-1", "anthropic"));
+        topology.send(RUN, itemStart("run-1-s3-1", "message"));
+        topology.send(RUN, delta("run-1-s3-1", "`README.md` "));
+        tick();
+        topology.send(RUN, delta("run-1-s3-1", "has "));
+        tick();
+        topology.send(RUN, withdrawn("run-1-s3-1"));
+        topology.send(RUN, delta("run-1-s3-1", "two"));
+        topology.advanceWallClock(Duration.ofMillis(topology.config.batchTimeoutMs()).multipliedBy(2));
+
+        assertThat(topology.emitted()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"`README.md` \"",
+                "message withdrawn v2");
+        assertThat(described(topology.appends())).containsExactly(
+                "turn-1 #1 run-1-s3-1 @0 \"`README.md` \"",
+                "turn-1 #2 run-1-s3-1 @12 \"has \"");
+    }
+
+    /**
+     * The other order, also found by ClusterFaultsTest: a delta that reaches the batch gradient is emitted
+     * at once while its append waits for the next tick, and the withdrawal comes first (a backlog the
+     * topology reads in one batch): the appends end behind the item's last upsert.
+     */
+    @Test
+    void anItemWithdrawnWhileOpenEndsWithItsAppendsBehindAnUpsertEmittedBeforeTheTick() {
+        String more = "begins with: " + "a heading and two lines about the launch. ".repeat(3);
+        topology.send(RUN, responseStart("turn-1", "anthropic"));
+        topology.send(RUN, itemStart("run-1-s3-1", "message"));
+        topology.send(RUN, delta("run-1-s3-1", "`README.md` has 3 lines. It "));
+        tick();
+        topology.send(RUN, delta("run-1-s3-1", more));
+        topology.send(RUN, withdrawn("run-1-s3-1"));
+        tick();
+
+        assertThat(topology.emitted()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"`README.md` has 3 lines. It \"",
+                "message updated v2 origin=agent \"`README.md` has 3 lines. It " + more + "\"",
+                "message withdrawn v3");
+        assertThat(described(topology.appends())).containsExactly(
+                "turn-1 #1 run-1-s3-1 @0 \"`README.md` has 3 lines. It \"");
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -16,15 +17,21 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
 /**
- * The {@code Idempotency-Key}s every gateway has accepted in the last {@link IdempotencyKeys#RETENTION}, as
- * {@code llm.turn-requests} tells them: each request started under a key carries the key and the request's
- * fingerprint in its headers ({@link IdempotentStart}). Every gateway reads the topic from 24 h back, then as it
- * is written, so a retry that reaches another instance finds the key. Bounded: past {@code maxKeys} the oldest
- * are forgotten first.
+ * What {@code llm.turn-requests} tells every gateway of the turns requested in the last
+ * {@link IdempotencyKeys#RETENTION}: the {@code Idempotency-Key}s taken (each request started under a key carries the
+ * key and the request's fingerprint in its headers, {@link IdempotentStart}), so a retry that reaches another
+ * instance finds the key; which request took a key in each partition (the first there, in Kafka's order), so the
+ * instance that accepted a request and the one that runs its turn agree on whether it won its key; and every turn
+ * requested, with its tenant, so a turn that waits behind its thread's running turn (busy-thread policy
+ * {@code enqueue}), which shows nowhere else yet, is known to every instance. Every gateway reads the topic from
+ * 24 h back, then as it is written. Bounded: past {@code maxKeys} the oldest are forgotten first.
  */
 public final class IdempotencyIndex implements AutoCloseable {
 
@@ -32,10 +39,20 @@ public final class IdempotencyIndex implements AutoCloseable {
     public record Taken(String fingerprint, TurnStatus turn, long acceptedAt) {
     }
 
+    /** A turn requested on the topic, by its tenant (null for a gateway without keys). */
+    public record Requested(String tenantId, TurnStatus turn) {
+    }
+
     private final Clock clock;
     private final int maxKeys;
     /** By tenant and key ({@code tenant\nkey}), oldest first. */
     private final Map<String, Taken> taken = new LinkedHashMap<>();
+    /** The first request of a key in one partition, by {@code tenant\nkey\npartition}; guarded by {@link #taken}. */
+    private final Map<String, Taken> firstInPartition;
+    /** Where each keyed request was read (its {@link #firstInPartition} slot), by turn id, once read. */
+    private final Map<String, CompletableFuture<String>> placed;
+    /** Every turn requested, by turn id. */
+    private final Map<String, Requested> requested;
     private final WireFormat format;
     private TopicReader reader;
 
@@ -43,6 +60,18 @@ public final class IdempotencyIndex implements AutoCloseable {
         this.clock = clock;
         this.maxKeys = maxKeys;
         this.format = format;
+        this.firstInPartition = bounded(maxKeys);
+        this.placed = bounded(maxKeys);
+        this.requested = bounded(maxKeys);
+    }
+
+    private static <V> Map<String, V> bounded(int max) {
+        return new LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+                return size() > max;
+            }
+        };
     }
 
     /** Reads {@code topic} (the turn requests) from {@link IdempotencyKeys#RETENTION} ago, then live. */
@@ -56,16 +85,61 @@ public final class IdempotencyIndex implements AutoCloseable {
         return index;
     }
 
-    void record(ConsumerRecord<String, byte[]> record) throws IOException {
-        String key = header(record, IdempotentStart.KEY_HEADER);
-        String fingerprint = header(record, IdempotentStart.FINGERPRINT_HEADER);
-        if (key == null || fingerprint == null) {
+    void record(ConsumerRecord<String, byte[]> record) {
+        TurnRequestRecord request;
+        try {
+            request = format.read(record.topic(), record.value(), TurnRequestRecord.class);
+        } catch (IOException | RuntimeException unreadable) {
+            // not a request this index can learn from; the gateway that owns its partition reports it
             return;
         }
-        TurnRequestRecord request = format.read(record.topic(), record.value(), TurnRequestRecord.class);
-        if (request.startsTurn()) {
-            remember(request.tenantId(), key, new Taken(fingerprint, new TurnStatus(request.turnId(),
-                    request.threadId(), request.runId(), TurnPhase.RUNNING), request.requestedAt()));
+        if (request == null || !request.startsTurn()) {
+            return;
+        }
+        TurnStatus turn = new TurnStatus(request.turnId(), request.threadId(), request.runId(), TurnPhase.RUNNING);
+        String key = header(record, IdempotentStart.KEY_HEADER);
+        String fingerprint = header(record, IdempotentStart.FINGERPRINT_HEADER);
+        synchronized (taken) {
+            requested.putIfAbsent(request.turnId(), new Requested(request.tenantId(), turn));
+            if (key == null || fingerprint == null) {
+                return;
+            }
+            Taken first = new Taken(fingerprint, turn, request.requestedAt());
+            remember(request.tenantId(), key, first);
+            String slot = id(request.tenantId(), key) + '\n' + record.partition();
+            firstInPartition.putIfAbsent(slot, first);
+            placed.computeIfAbsent(request.turnId(), turnId -> new CompletableFuture<>()).complete(slot);
+        }
+    }
+
+    /**
+     * The turn that took the key of the keyed request of turn {@code turnId}: the key's first request in the same
+     * partition of the topic, in Kafka's order there, which every gateway reads alike. Known once this index has
+     * read that request; empty when it has not within {@code wait}.
+     */
+    public Optional<TurnStatus> keyTakenBy(String turnId, Duration wait) {
+        CompletableFuture<String> read;
+        synchronized (taken) {
+            read = placed.computeIfAbsent(turnId, id -> new CompletableFuture<>());
+        }
+        String slot;
+        try {
+            slot = read.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        } catch (ExecutionException | TimeoutException e) {
+            return Optional.empty();
+        }
+        synchronized (taken) {
+            return Optional.ofNullable(firstInPartition.get(slot)).map(Taken::turn);
+        }
+    }
+
+    /** A turn some gateway put on the topic, whether or not it has started. */
+    public Optional<Requested> requested(String turnId) {
+        synchronized (taken) {
+            return Optional.ofNullable(requested.get(turnId));
         }
     }
 

@@ -23,9 +23,11 @@ import java.util.regex.Pattern;
  * instance gets it; with another request it is a 422. Keys are per tenant. What a key started is known from Kafka
  * ({@link IdempotencyIndex}: every request record carries its key and fingerprint), and the turn's ids follow from
  * the tenant, the key and the request ({@link IdempotentStart}), so two gateways that accept the same request at the
- * same moment name the same turn, which the gateway running its thread runs once (two different requests under one
- * key at the same moment, before either gateway has read the other's, both start). A duplicate that arrives at this
- * instance while the first is still being accepted waits for it.
+ * same moment name the same turn, which the gateway running its thread runs once. Two different requests under one
+ * key at the same moment, before either gateway has read the other's, are both put on Kafka; the first in its
+ * partition wins ({@link IdempotencyIndex#keyTakenBy}): the gateway that accepted the other waits until it reads its
+ * request back and answers 422, and the gateway running the thread ends that turn unrun. A duplicate that arrives at
+ * this instance while the first is still being accepted waits for it.
  */
 public final class IdempotencyKeys {
 
@@ -43,17 +45,22 @@ public final class IdempotencyKeys {
     private final IdempotencyIndex index;
     private final Function<String, Optional<String>> threadOfTurn;
     private final Clock clock;
+    private final Duration verdictWait;
     /** Keys being accepted on this instance now, by tenant and key. */
     private final Map<String, InFlight> inFlight = new HashMap<>();
 
     /**
      * @param threadOfTurn the thread of a turn Kafka holds (empty when it holds none): the same request under a key
      *                     whose turn Kafka shows (the key's record not read yet, or past {@link #RETENTION}) gets it
+     * @param verdictWait how long a started request waits for the index to read it back, to learn whether it took its
+     *                    key; past it, it is taken to have (the gateway running the turn decides from Kafka anyway)
      */
-    public IdempotencyKeys(IdempotencyIndex index, Function<String, Optional<String>> threadOfTurn, Clock clock) {
+    public IdempotencyKeys(IdempotencyIndex index, Function<String, Optional<String>> threadOfTurn, Clock clock,
+                           Duration verdictWait) {
         this.index = index;
         this.threadOfTurn = threadOfTurn;
         this.clock = clock;
+        this.verdictWait = verdictWait;
     }
 
     /**
@@ -111,6 +118,11 @@ public final class IdempotencyKeys {
             return new Started(new TurnStatus(keyed.turnId(), kept.get(), keyed.runId(), TurnPhase.RUNNING), true);
         }
         TurnStatus turn = start.apply(keyed);
+        Optional<TurnStatus> winner = index.keyTakenBy(turn.turnId(), verdictWait);
+        if (winner.isPresent() && !winner.get().turnId().equals(turn.turnId())) {
+            // another request took the key first, in Kafka's order; the gateway running the thread ends this turn
+            throw reused(keyed.key());
+        }
         // known here at once; the other gateways learn it from the request record
         index.remember(keyed.tenantId(), keyed.key(), new IdempotencyIndex.Taken(keyed.fingerprint(), turn,
                 clock.millis()));

@@ -1,5 +1,6 @@
 package io.turnstream.gateway.api;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
@@ -17,6 +18,11 @@ public record IdempotentStart(String tenantId, String key, String fingerprint) {
 
     public static final String KEY_HEADER = "turnstream.idempotency-key";
     public static final String FINGERPRINT_HEADER = "turnstream.request-sha256";
+    /**
+     * Set on the request in its record: the gateway that runs the turn learns from it, without the record's headers,
+     * that the turn must first have won its key ({@link IdempotencyIndex#keyTakenBy}).
+     */
+    public static final String MARKER = "idempotencyKeyed";
 
     public String turnId() {
         return "turn-" + uuid("turn");
@@ -26,9 +32,18 @@ public record IdempotentStart(String tenantId, String key, String fingerprint) {
         return "run-" + uuid("run");
     }
 
-    /** The thread of a request that names none. */
+    /**
+     * The thread of a request that names none: of the key alone, not of the request, so that two different requests
+     * under one key land in one partition of {@code llm.turn-requests}, where Kafka's order says which took the key.
+     */
     public String threadId() {
-        return "thread-" + uuid("thread");
+        return "thread-" + UUID.nameUUIDFromBytes(("thread\n" + (tenantId == null ? "" : tenantId) + '\n' + key)
+                .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Whether a request as {@code llm.turn-requests} holds it was started under a key ({@link #MARKER}). */
+    public static boolean keyed(JsonNode request) {
+        return request != null && request.path(MARKER).asBoolean(false);
     }
 
     private String uuid(String role) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.provider.Conversation;
+import io.turnstream.gateway.turn.FileParts;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.Json;
 import java.util.ArrayList;
@@ -14,7 +15,8 @@ import java.util.List;
  * {@code {id, messages, trigger, messageId?}} plus what the app adds with useChat's {@code body}
  * ({@code provider}, {@code model}, {@code system}, {@code maxSteps}). The chat id is the turn's
  * thread. Messages are UI messages ({@code parts}) or plain ({@code content}); their text parts
- * become the conversation, system messages the system prompt, the last (user) message the prompt.
+ * become the conversation, a user message's {@code file} parts ({@code {mediaType, url, filename?}}) its files,
+ * system messages the system prompt, the last (user) message the prompt.
  * A client that keeps its history on the server sends only the new user message, as the AI SDK's
  * {@code prepareSendMessagesRequest} does: {@code {id, message}}, or {@code messages} holding that one
  * message; the gateway then puts the chat's conversation before it (server-side threads).
@@ -55,7 +57,7 @@ final class ChatRequest {
             system.add(explicitSystem);
         }
         List<Conversation.Entry> history = new ArrayList<>();
-        String prompt = null;
+        Conversation.UserText prompt = null;
         for (int i = 0; i < messages.size(); i++) {
             JsonNode message = messages.get(i);
             String where = "messages[" + i + "]";
@@ -76,13 +78,14 @@ final class ChatRequest {
                     }
                 }
                 case "user" -> {
-                    if (content.isBlank()) {
-                        throw ApiError.badRequest(where + " has no text");
+                    Conversation.UserText user = new Conversation.UserText(content, filesOf(message, where));
+                    if (content.isBlank() && user.files().isEmpty()) {
+                        throw ApiError.badRequest(where + " has no text and no file");
                     }
                     if (last) {
-                        prompt = content;
+                        prompt = user;
                     } else {
-                        history.add(new Conversation.UserText(content));
+                        history.add(user);
                     }
                 }
                 // the gateway's own answer (its id is the turn id): the turn's steps come from Kafka, tool calls,
@@ -101,8 +104,22 @@ final class ChatRequest {
         // the new message alone: the chat's conversation comes from its thread
         boolean fromThread = messages.size() == 1;
         return new TurnRequest(text(json, "provider", false), text(json, "model", false), chatId,
-                system.isEmpty() ? null : String.join("\n\n", system), history, prompt, null,
-                TurnRequest.maxSteps(json.get("maxSteps")), null, null, fromThread);
+                system.isEmpty() ? null : String.join("\n\n", system), history, prompt.text(), null,
+                TurnRequest.maxSteps(json.get("maxSteps")), null, null, fromThread, prompt.files());
+    }
+
+    /** A UI message's {@code file} parts. */
+    private static List<Conversation.FilePart> filesOf(JsonNode message, String where) {
+        List<Conversation.FilePart> files = new ArrayList<>();
+        JsonNode parts = message.path("parts");
+        for (int i = 0; i < parts.size(); i++) {
+            JsonNode part = parts.get(i);
+            if ("file".equals(part.path("type").asText())) {
+                files.add(FileParts.fromUrl(where + ".parts[" + i + "]", part.path("url").asText(null),
+                        part.path("mediaType").asText(null), part.path("filename").asText(null)));
+            }
+        }
+        return files;
     }
 
     /** The text of a message: its {@code content} string, or its {@code text} parts joined. */

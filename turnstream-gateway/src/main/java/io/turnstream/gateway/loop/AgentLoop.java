@@ -188,6 +188,12 @@ public final class AgentLoop implements Runnable {
         publishUserPrompt();
         Conversation conversation = new Conversation(turn.conversation());
         progress.completed().forEach(conversation::add);
+        if (active.handover.isDone()) {
+            throw TurnEnded.handedOver();
+        }
+        if (active.cancel.isCancelled()) {
+            throw cancelledBeforeRunning(progress.awaiting());
+        }
         if (progress.finishReason() != null) {
             return done(progress.finishReason());
         }
@@ -210,6 +216,12 @@ public final class AgentLoop implements Runnable {
         for (int step = progress.nextStep(); step <= turn.maxSteps() + continuation.count(); step++) {
             if (active.handover.isDone()) {
                 throw TurnEnded.handedOver();
+            }
+            if (active.cancel.isCancelled()) {
+                // cancelled before this step (a takeover found the cancel on llm.control): the model is not called,
+                // and what an earlier owner's attempt at the step left open is closed
+                retry.stepFailed(step, StepOutcome.abortedBeforeStream());
+                throw aborted();
             }
             int current = step;
             stepStarted = System.nanoTime();
@@ -292,6 +304,25 @@ public final class AgentLoop implements Runnable {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.COMPLETE, usage.total(), finishReason,
                 retry.model(), usage.failed()));
         return ResponseStatus.COMPLETE;
+    }
+
+    /**
+     * A turn cancelled before it ran here (a takeover found the cancel on {@code llm.control}): nothing more runs. A
+     * call not released yet never reaches the executor; the released ones get their outputs (the cancel answers
+     * those still out); what an earlier owner's attempt at the next step left open is closed.
+     */
+    private TurnEnded cancelledBeforeRunning(TurnProgress.Awaiting awaiting) throws TurnEnded {
+        if (awaiting != null) {
+            List<ToolCallRequest> unreleased = executorCalls(awaiting.unreleased());
+            abandon(unreleased, abortedCall());
+            List<ToolCallRequest> released = executorCalls(awaiting.calls()).stream()
+                    .filter(call -> !unreleased.contains(call)).toList();
+            if (!released.isEmpty()) {
+                awaitToolResults(awaiting.step(), released, awaiting.published());
+            }
+        }
+        retry.stepFailed(progress.nextStep(), StepOutcome.abortedBeforeStream());
+        return aborted();
     }
 
     private TurnEnded aborted() {

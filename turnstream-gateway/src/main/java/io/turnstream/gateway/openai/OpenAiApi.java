@@ -80,11 +80,13 @@ public final class OpenAiApi implements GatewayServer.Routes {
         long created = clock.millis() / 1000;
         TurnStatus turn = start(ctx, request);
         if (request.stream()) {
-            stream(ctx, turn, new Responses.Stream(turn.turnId(), request.model(), request.clientToolNames(), created));
+            stream(ctx, turn, new Responses.Stream(turn.turnId(), request.model(), request.previousResponseId(),
+                    request.clientToolNames(), created));
             return;
         }
         ctx.future(() -> views.ended(turn.turnId()).thenAccept(snapshot -> ctx.json(Responses.response(
-                TurnAnswer.of(snapshot, request.clientToolNames()), request.model(), created))));
+                TurnAnswer.of(snapshot, request.clientToolNames()), request.model(), request.previousResponseId(),
+                created))));
     }
 
     /**

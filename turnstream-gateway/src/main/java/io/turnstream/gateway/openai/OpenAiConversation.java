@@ -34,12 +34,12 @@ final class OpenAiConversation {
         }
     }
 
-    void user(String text, String where) {
+    void user(String text, List<Conversation.FilePart> files, String where) {
         flush(where);
-        if (text.isBlank()) {
-            throw ApiError.badRequest(where + " has no text");
+        if (text.isBlank() && files.isEmpty()) {
+            throw ApiError.badRequest(where + " has no text and no file");
         }
-        entries.add(new Conversation.UserText(text));
+        entries.add(new Conversation.UserText(text, files));
     }
 
     void assistant(String text, String where) {
@@ -115,7 +115,7 @@ final class OpenAiConversation {
     }
 
     /** What was said, in the turn's terms. */
-    record Parsed(String system, List<Conversation.Entry> history, String prompt) {
+    record Parsed(String system, List<Conversation.Entry> history, String prompt, List<Conversation.FilePart> files) {
     }
 
     /**
@@ -126,7 +126,7 @@ final class OpenAiConversation {
         String systemPrompt = system.isEmpty() ? null : String.join("\n\n", system);
         if (!pendingOutputs.isEmpty() && unanswered.isEmpty()) {
             entries.add(new Conversation.ToolOutputs(pendingOutputs));
-            return new Parsed(systemPrompt, entries, null);
+            return new Parsed(systemPrompt, entries, null, List.of());
         }
         if (!unanswered.isEmpty()) {
             throw ApiError.badRequest("tool call '" + unanswered.keySet().iterator().next() + "' has no result");
@@ -136,6 +136,6 @@ final class OpenAiConversation {
             throw ApiError.badRequest("the conversation must end with a user message or with the results of the "
                     + "last assistant message's tool calls");
         }
-        return new Parsed(systemPrompt, entries.subList(0, entries.size() - 1), user.text());
+        return new Parsed(systemPrompt, entries.subList(0, entries.size() - 1), user.text(), user.files());
     }
 }

@@ -5,6 +5,7 @@ import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.http.JsonBody;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ToolDefinition;
+import io.turnstream.gateway.turn.FileParts;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.Json;
 import java.util.ArrayList;
@@ -22,10 +23,13 @@ import java.util.stream.Collectors;
  * and not applied: the gateway's provider settings decide; any other field is a 400.
  *
  * @param model the request's {@code model}, echoed back in the answer
+ * @param previousResponseId the Responses request's {@code previous_response_id}, echoed back in the answer; else null
  */
-record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean includeUsage) {
+record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean includeUsage, String previousResponseId) {
 
     private static final List<String> PROVIDERS = List.of("anthropic", "openai", "openai-chat", "simulated");
+    /** The type of a file given as bare base64 {@code file_data}: the one document type the gateway takes. */
+    private static final String PDF = "application/pdf";
     private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     /** Accepted so that existing clients work, and not applied. */
     private static final List<String> IGNORED = List.of("temperature", "top_p", "max_tokens", "max_completion_tokens",
@@ -63,7 +67,7 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
             String role = message.path("role").asText("");
             switch (role) {
                 case "system", "developer" -> conversation.system(text(message.get("content"), where, "text"));
-                case "user" -> conversation.user(text(message.get("content"), where, "text"), where);
+                case "user" -> user(message.get("content"), where, conversation);
                 case "assistant" -> {
                     JsonNode content = message.get("content");
                     conversation.assistant(content == null || content.isNull() ? null : text(content, where, "text"),
@@ -84,7 +88,7 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
         List<ToolDefinition> tools = tools(json.get("tools"), true);
         JsonNode options = json.path("stream_options");
         return new OpenAiRequest(turn(json, threadId, conversation.finish(), tools), json.get("model").asText(),
-                json.path("stream").asBoolean(false), options.path("include_usage").asBoolean(false));
+                json.path("stream").asBoolean(false), options.path("include_usage").asBoolean(false), null);
     }
 
     /**
@@ -97,8 +101,9 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
         checkCommon(json);
         OpenAiConversation conversation = new OpenAiConversation();
         Previous continued = null;
-        if (json.hasNonNull("previous_response_id")) {
-            continued = previous.apply(JsonBody.optionalText(json, "previous_response_id"));
+        String previousResponseId = JsonBody.optionalText(json, "previous_response_id");
+        if (previousResponseId != null) {
+            continued = previous.apply(previousResponseId);
             if (threadId != null && !threadId.equals(continued.threadId())) {
                 throw ApiError.badRequest("previous_response_id is a response of thread " + continued.threadId()
                         + ", not of the thread the " + OpenAiApi.THREAD_ID_HEADER + " header names");
@@ -111,7 +116,7 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
         }
         JsonNode input = json.get("input");
         if (input != null && input.isTextual()) {
-            conversation.user(input.asText(), "input");
+            conversation.user(input.asText(), List.of(), "input");
         } else if (input != null && input.isArray() && !input.isEmpty()) {
             for (int i = 0; i < input.size(); i++) {
                 inputItem(input.get(i), "input[" + i + "]", conversation);
@@ -122,7 +127,7 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
         List<ToolDefinition> tools = tools(json.get("tools"), false);
         TurnRequest turn = turn(json, threadId, conversation.finish(), tools);
         return new OpenAiRequest(continued == null ? turn : turn.inThread(threadId, true), json.get("model").asText(),
-                json.path("stream").asBoolean(false), true);
+                json.path("stream").asBoolean(false), true, previousResponseId);
     }
 
     private static void inputItem(JsonNode item, String where, OpenAiConversation conversation) {
@@ -130,10 +135,13 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
         switch (type) {
             case "message" -> {
                 String role = item.path("role").asText("");
+                if ("user".equals(role)) {
+                    user(item.get("content"), where, conversation);
+                    return;
+                }
                 String text = text(item.get("content"), where, "input_text or output_text");
                 switch (role) {
                     case "system", "developer" -> conversation.system(text);
-                    case "user" -> conversation.user(text, where);
                     case "assistant" -> conversation.assistant(text, where);
                     default -> throw ApiError.badRequest(where + ".role must be system, developer, user or assistant");
                 }
@@ -183,7 +191,7 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
             model = null;
         }
         return new TurnRequest(provider, model, threadId, said.system(), said.history(), said.prompt(), null, null,
-                null, clientTools);
+                null, clientTools, false, said.files());
     }
 
     /** Chat's {@code {type: "function", function: {name, ...}}} or the Responses' {@code {type: "function", name, ...}}. */
@@ -215,6 +223,49 @@ record OpenAiRequest(TurnRequest turn, String model, boolean stream, boolean inc
             definitions.add(new ToolDefinition(name, function.path("description").asText(null), schema));
         }
         return definitions;
+    }
+
+    /**
+     * A user message's content: a string, or a list of text and file parts of either API (Chat's {@code text},
+     * {@code image_url} and {@code file}; the Responses' {@code input_text}, {@code input_image} and
+     * {@code input_file}). A file's {@code file_data} is a data: URL, or base64 data of a PDF.
+     */
+    private static void user(JsonNode content, String where, OpenAiConversation conversation) {
+        if (content == null || !content.isArray()) {
+            conversation.user(text(content, where, "text"), List.of(), where);
+            return;
+        }
+        StringBuilder text = new StringBuilder();
+        List<Conversation.FilePart> files = new ArrayList<>();
+        for (int i = 0; i < content.size(); i++) {
+            JsonNode part = content.get(i);
+            String at = where + ".content[" + i + "]";
+            String type = part.path("type").asText();
+            JsonNode file = "file".equals(type) ? part.path("file") : part;
+            if (file.hasNonNull("file_id") || part.path("image_url").hasNonNull("file_id")) {
+                throw ApiError.badRequest(at + " names a file id: the gateway keeps no files; send the file's data");
+            }
+            switch (type) {
+                case "text", "input_text" -> text.append(part.path("text").asText(""));
+                case "image_url" -> files.add(FileParts.fromUrl(at, part.path("image_url").path("url").asText(null),
+                        null, null));
+                case "input_image" -> files.add(FileParts.fromUrl(at, part.path("image_url").asText(null), null, null));
+                case "file", "input_file" -> {
+                    String filename = file.path("filename").asText(null);
+                    String data = file.path("file_data").asText(null);
+                    if (data == null) {
+                        files.add(FileParts.fromUrl(at, file.path("file_url").asText(null), PDF, filename));
+                    } else if (data.regionMatches(true, 0, "data:", 0, 5)) {
+                        files.add(FileParts.fromUrl(at, data, null, filename));
+                    } else {
+                        files.add(FileParts.fromBase64(at, data, PDF, filename));
+                    }
+                }
+                default -> throw ApiError.badRequest(at + " is of type '" + type + "'; the gateway takes text, "
+                        + "image_url and file parts (input_text, input_image and input_file in the Responses API)");
+            }
+        }
+        conversation.user(text.toString(), files, where);
     }
 
     /** A content field: a string, or a list of text parts ({@code type} one of {@code partTypes}) joined. */

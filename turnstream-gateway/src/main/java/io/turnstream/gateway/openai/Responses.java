@@ -24,8 +24,12 @@ final class Responses {
     private Responses() {
     }
 
-    /** The whole response of an ended turn. */
-    static ObjectNode response(TurnAnswer answer, String model, long createdAt) {
+    /**
+     * The whole response of an ended turn.
+     *
+     * @param previousResponseId the response it continued, as the request named it; null for none
+     */
+    static ObjectNode response(TurnAnswer answer, String model, String previousResponseId, long createdAt) {
         List<ObjectNode> output = new ArrayList<>();
         List<UIUpsert> said = new ArrayList<>(answer.messages());
         said.addAll(answer.clientCalls());
@@ -34,10 +38,11 @@ final class Responses {
             output.add(answer.clientCalls().contains(item) ? functionCall(item, "completed")
                     : message(item.itemId(), item.content() == null ? "" : item.content(), "completed"));
         }
-        return envelope(answer.turnId(), model, createdAt, answer.end(), output);
+        return envelope(answer.turnId(), model, previousResponseId, createdAt, answer.end(), output);
     }
 
-    private static ObjectNode envelope(String id, String model, long createdAt, UITurnEvent end, List<ObjectNode> output) {
+    private static ObjectNode envelope(String id, String model, String previousResponseId, long createdAt,
+                                       UITurnEvent end, List<ObjectNode> output) {
         ObjectNode body = Json.MAPPER.createObjectNode().put("id", id).put("object", "response")
                 .put("created_at", createdAt).put("model", model);
         TurnAnswer ended = new TurnAnswer(id, List.of(), List.of(), end);
@@ -51,7 +56,11 @@ final class Responses {
             body.putNull("error");
         }
         body.putNull("incomplete_details");
-        body.putNull("previous_response_id");
+        if (previousResponseId == null) {
+            body.putNull("previous_response_id");
+        } else {
+            body.put("previous_response_id", previousResponseId);
+        }
         body.put("parallel_tool_calls", true).put("tool_choice", "auto");
         body.putArray("tools");
         body.putObject("metadata");
@@ -99,22 +108,24 @@ final class Responses {
     static final class Stream extends AnswerStream {
 
         private final long createdAt;
+        private final String previousResponseId;
         private final List<ObjectNode> output = new ArrayList<>();
         private final Map<String, Integer> outputIndex = new HashMap<>();
         private long sequence;
 
-        Stream(String turnId, String model, Set<String> clientTools, long createdAt) {
+        Stream(String turnId, String model, String previousResponseId, Set<String> clientTools, long createdAt) {
             super(turnId, model, clientTools);
+            this.previousResponseId = previousResponseId;
             this.createdAt = createdAt;
         }
 
         @Override
         public void open(EventStream client) {
             ObjectNode created = event("response.created");
-            created.set("response", envelope(turnId, model, createdAt, null, List.of()));
+            created.set("response", envelope(turnId, model, previousResponseId, createdAt, null, List.of()));
             send(client, created);
             ObjectNode progress = event("response.in_progress");
-            progress.set("response", envelope(turnId, model, createdAt, null, List.of()));
+            progress.set("response", envelope(turnId, model, previousResponseId, createdAt, null, List.of()));
             send(client, progress);
         }
 
@@ -169,7 +180,7 @@ final class Responses {
 
         @Override
         protected void finished(UITurnEvent end, EventStream client) {
-            ObjectNode response = envelope(turnId, model, createdAt, end, output);
+            ObjectNode response = envelope(turnId, model, previousResponseId, createdAt, end, output);
             String status = response.get("status").asText();
             ObjectNode last = event("completed".equals(status) ? "response.completed"
                     : "cancelled".equals(status) ? "response.incomplete" : "response.failed");

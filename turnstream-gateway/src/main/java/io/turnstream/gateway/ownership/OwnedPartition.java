@@ -10,6 +10,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
@@ -97,7 +98,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         // what a dead owner left open blocks read_committed readers until it is fenced or times out
-        props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "10000");
+        FailoverDefaults.fencedTransactionalProducer(props);
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-gateway-turns-" + partition.partition());
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());

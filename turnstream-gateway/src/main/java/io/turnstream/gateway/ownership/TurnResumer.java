@@ -2,6 +2,7 @@ package io.turnstream.gateway.ownership;
 
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
@@ -34,8 +35,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads what Kafka holds of a turn another gateway was running: its raw events (key run id, on the
- * run's partition of {@code llm.raw-events}) and the results of its tool calls (key turn id, on
- * {@code llm.tool-results}), each from shortly before the turn was accepted. Reads go through a
+ * run's partition of {@code llm.raw-events}), a cancel of it (key turn id, on {@code llm.control}) and the
+ * results of its tool calls (key turn id, on {@code llm.tool-results}), each from shortly before the turn
+ * was accepted. Reads go through a
  * {@link GrouplessConsumer}, read_committed, up to the high watermark seen when they start, so every
  * transaction open at that moment (a dead owner's, once fenced) has resolved: what was committed is all
  * there, what was aborted is never seen. A record that cannot be read is skipped with a warning; a
@@ -67,8 +69,7 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
     public TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
                           TurnRegistry.ActiveTurn active) {
         try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            return progress(topics, format, request, steps, requestedModel, active,
-                    (topic, key, since, handler) -> readKey(reads, topic, key, since, handler));
+            return progress(request, steps, requestedModel, active, new KafkaTurnLog(reads));
         }
     }
 
@@ -84,33 +85,76 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
         return records;
     }
 
-    /** One key's records of a topic, written since a moment. */
-    interface KeyReads {
-        void read(String topic, String key, Instant since, GrouplessConsumer.RecordHandler handler);
+    /** What a takeover reads of one turn, each record decoded: from Kafka, or from a simulated log. */
+    public interface TurnLog {
+        /** The run's events on {@code llm.raw-events} written since {@code since}, in order. */
+        List<StreamPayload> rawEvents(String runId, Instant since);
+
+        /** The turn's results on {@code llm.tool-results} written since {@code since}. */
+        List<ToolResult> toolResults(String turnId, Instant since);
+
+        /** The turn's commands on {@code llm.control} written since {@code since}. */
+        List<ControlMessage> commands(String turnId, Instant since);
     }
 
     /**
-     * What {@link #progress} reads and decides, on any reads: the run's raw events, folded; and, only when
-     * the turn waits for tool results and has not ended, the turn's tool results, handed to {@code active}.
-     * Both are read from {@link #CLOCK_SKEW} before the turn was accepted.
+     * What {@link #progress} reads and decides, on any log: the run's raw events, folded; unless the turn
+     * has ended, a cancel on {@code llm.control}, which cancels {@code active}; and, only when the turn waits
+     * for tool results, the turn's tool results, handed to {@code active}. All are read from
+     * {@link #CLOCK_SKEW} before the turn was accepted.
+     *
+     * <p>The cancel is read here because nothing else carries it to this owner: a cancel the previous owner
+     * acted on lives only in that owner's transaction, aborted if its commit failed (a rebalance changed the
+     * group's generation), and this gateway's inbox reads {@code llm.control} only from when it started. A
+     * cancel accepted before this read is found here; one accepted after it reaches {@code active} through
+     * the inbox, which was reading before the turn was registered.
      */
-    static TurnProgress progress(Topics topics, WireFormat format, TurnRequestRecord request,
-                                 List<TurnRequestRecord> steps, String requestedModel, TurnRegistry.ActiveTurn active,
-                                 KeyReads reads) {
+    public static TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps,
+                                        String requestedModel, TurnRegistry.ActiveTurn active, TurnLog log) {
         Instant since = Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));
-        List<StreamPayload> events = new ArrayList<>();
-        reads.read(topics.rawEvents(), request.runId(), since,
-                record -> events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload()));
-        TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps, events);
-        if (progress.awaiting() != null && progress.endedStatus() == null) {
-            reads.read(topics.toolResults(), request.turnId(), since, record -> {
-                ToolResult result = format.read(record.topic(), record.value(), ToolResult.class);
-                if (result.callId() != null) {
-                    active.result(result.callId()).complete(result);
-                }
-            });
+        TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps,
+                log.rawEvents(request.runId(), since));
+        if (progress.endedStatus() != null) {
+            return progress;
+        }
+        log.commands(request.turnId(), since).stream()
+                .filter(command -> command.type() == ControlMessage.Type.CANCEL).findFirst()
+                .ifPresent(cancel -> active.cancel.cancel(cancel.reason()));
+        if (progress.awaiting() != null) {
+            log.toolResults(request.turnId(), since).stream().filter(result -> result.callId() != null)
+                    .forEach(result -> active.result(result.callId()).complete(result));
         }
         return progress;
+    }
+
+    /** A turn's records read from Kafka, read_committed, each decoded (one that cannot be is skipped). */
+    private final class KafkaTurnLog implements TurnLog {
+        private final GrouplessConsumer reads;
+
+        KafkaTurnLog(GrouplessConsumer reads) {
+            this.reads = reads;
+        }
+
+        @Override
+        public List<StreamPayload> rawEvents(String runId, Instant since) {
+            return read(topics.rawEvents(), runId, since, StreamEvent.class).stream().map(StreamEvent::payload).toList();
+        }
+
+        @Override
+        public List<ToolResult> toolResults(String turnId, Instant since) {
+            return read(topics.toolResults(), turnId, since, ToolResult.class);
+        }
+
+        @Override
+        public List<ControlMessage> commands(String turnId, Instant since) {
+            return read(topics.control(), turnId, since, ControlMessage.class);
+        }
+
+        private <T> List<T> read(String topic, String key, Instant since, Class<T> type) {
+            List<T> values = new ArrayList<>();
+            readKey(reads, topic, key, since, record -> values.add(format.read(record.topic(), record.value(), type)));
+            return values;
+        }
     }
 
     /** The records of {@code key} written since a moment, on the partition the key is written to. */

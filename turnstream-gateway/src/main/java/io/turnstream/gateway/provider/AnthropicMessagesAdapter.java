@@ -75,6 +75,22 @@ public final class AnthropicMessagesAdapter implements ProviderAdapter {
             super(messages);
         }
 
+        /** An {@code image} block, or a {@code document} block for a PDF; the file inline (base64) or by URL. */
+        @Override
+        protected ObjectNode filePart(Conversation.FilePart file) {
+            ObjectNode block = Json.MAPPER.createObjectNode().put("type", file.image() ? "image" : "document");
+            ObjectNode source = block.putObject("source");
+            if (file.inline()) {
+                source.put("type", "base64").put("media_type", file.mediaType()).put("data", file.base64());
+            } else {
+                source.put("type", "url").put("url", file.url());
+            }
+            if (!file.image() && file.filename() != null) {
+                block.put("title", file.filename());
+            }
+            return block;
+        }
+
         @Override
         public void assistantNative(JsonNode content) {
             ArrayNode blocks = Json.MAPPER.createArrayNode();

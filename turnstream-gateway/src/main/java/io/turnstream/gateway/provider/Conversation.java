@@ -2,6 +2,7 @@ package io.turnstream.gateway.provider;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,7 +17,50 @@ public final class Conversation {
     public sealed interface Entry {
     }
 
-    public record UserText(String text) implements Entry {
+    /** A user message: its text and the files attached to it (none for most). */
+    public record UserText(String text, List<FilePart> files) implements Entry {
+        public UserText {
+            files = files == null ? List.of() : List.copyOf(files);
+        }
+
+        public UserText(String text) {
+            this(text, List.of());
+        }
+    }
+
+    /**
+     * A file attached to a user message, an image or a PDF, validated where the request was read
+     * ({@link io.turnstream.gateway.turn.FileParts}).
+     *
+     * @param url a {@code data:} URL holding the file (base64), or an {@code https} URL the provider fetches (images)
+     * @param filename null when the client gave none
+     */
+    public record FilePart(String mediaType, String url, String filename) {
+
+        public boolean inline() {
+            return url.startsWith("data:");
+        }
+
+        /** The base64 data of an inline file. */
+        public String base64() {
+            return url.substring(url.indexOf(',') + 1);
+        }
+
+        public boolean image() {
+            return mediaType.startsWith("image/");
+        }
+
+        /** Its file name, or one made of its media type ({@code file.pdf}) for the protocols that want one. */
+        public String nameOrDefault() {
+            return filename != null ? filename : "file." + mediaType.substring(mediaType.indexOf('/') + 1);
+        }
+
+        /** Without the data: a file's bytes never go to a log or an exception message. */
+        @Override
+        public String toString() {
+            return "FilePart[" + mediaType + (filename == null ? "" : ", " + filename) + ", "
+                    + (inline() ? url.length() + " characters inline" : "by URL") + "]";
+        }
     }
 
     /** Assistant text from the caller's history (not produced in this turn). */
@@ -63,7 +107,7 @@ public final class Conversation {
 
     /** What an adapter does with each kind of entry when it renders a request. */
     public interface Renderer {
-        void user(String text);
+        void user(String text, List<FilePart> files);
 
         void assistant(String text);
 
@@ -74,7 +118,10 @@ public final class Conversation {
         void toolOutputs(List<ToolOutput> outputs);
     }
 
-    /** Renders plain text turns as {@code {role, content}} objects, the shape every protocol accepts. */
+    /**
+     * Renders plain text turns as {@code {role, content}} objects, the shape every protocol accepts; a user message
+     * with files as a list of content parts, the files first (as Anthropic advises for images) in the protocol's shape.
+     */
     public abstract static class RoleMessages implements Renderer {
         protected final ArrayNode out;
 
@@ -83,8 +130,23 @@ public final class Conversation {
         }
 
         @Override
-        public void user(String text) {
-            out.addObject().put("role", "user").put("content", text);
+        public void user(String text, List<FilePart> files) {
+            if (files.isEmpty()) {
+                out.addObject().put("role", "user").put("content", text);
+                return;
+            }
+            ArrayNode content = out.addObject().put("role", "user").putArray("content");
+            files.forEach(file -> content.add(filePart(file)));
+            if (!text.isEmpty()) {
+                content.addObject().put("type", textPartType()).put("text", text);
+            }
+        }
+
+        /** A file as a content part of the protocol. */
+        protected abstract ObjectNode filePart(FilePart file);
+
+        protected String textPartType() {
+            return "text";
         }
 
         @Override
@@ -96,7 +158,7 @@ public final class Conversation {
     public static void render(List<Entry> entries, Renderer renderer) {
         for (Entry entry : entries) {
             if (entry instanceof UserText user) {
-                renderer.user(user.text());
+                renderer.user(user.text(), user.files());
             } else if (entry instanceof AssistantText assistant) {
                 renderer.assistant(assistant.text());
             } else if (entry instanceof EarlierTurn earlier && !earlier.text().isBlank()) {

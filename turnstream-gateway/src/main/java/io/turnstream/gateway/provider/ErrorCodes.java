@@ -36,6 +36,8 @@ public final class ErrorCodes {
     public static final String TURN_CANNOT_RUN = "TURN_CANNOT_RUN";
     /** The turn's thread had a running turn and the busy-thread policy is {@code reject}. */
     public static final String THREAD_BUSY = "THREAD_BUSY";
+    /** Another request under the turn's {@code Idempotency-Key} took the key first; the turn was not run. */
+    public static final String IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED";
     /** An unexpected failure inside the gateway. */
     public static final String INTERNAL = "INTERNAL";
 

@@ -3,6 +3,7 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.turnstream.model.Json;
 import java.net.http.HttpRequest;
 import java.util.List;
 
@@ -36,6 +37,19 @@ public final class OpenAiChatAdapter implements ProviderAdapter {
 
         MessagesRenderer(ArrayNode messages) {
             super(messages);
+        }
+
+        /** An {@code image_url} part, or a {@code file} part with the file's data URL for a PDF. */
+        @Override
+        protected ObjectNode filePart(Conversation.FilePart file) {
+            ObjectNode part = Json.MAPPER.createObjectNode();
+            if (file.image()) {
+                part.put("type", "image_url").putObject("image_url").put("url", file.url());
+            } else {
+                part.put("type", "file").putObject("file").put("filename", file.nameOrDefault())
+                        .put("file_data", file.url());
+            }
+            return part;
         }
 
         @Override

@@ -3,6 +3,7 @@ package io.turnstream.gateway.provider;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.turnstream.model.Json;
 import java.net.http.HttpRequest;
 import java.util.HashSet;
 import java.util.List;
@@ -36,6 +37,23 @@ public final class OpenAiResponsesAdapter implements ProviderAdapter {
 
         InputRenderer(ArrayNode input) {
             super(input);
+        }
+
+        /** An {@code input_image} part, or an {@code input_file} part with the file's data URL for a PDF. */
+        @Override
+        protected ObjectNode filePart(Conversation.FilePart file) {
+            ObjectNode part = Json.MAPPER.createObjectNode();
+            if (file.image()) {
+                part.put("type", "input_image").put("image_url", file.url());
+            } else {
+                part.put("type", "input_file").put("filename", file.nameOrDefault()).put("file_data", file.url());
+            }
+            return part;
+        }
+
+        @Override
+        protected String textPartType() {
+            return "input_text";
         }
 
         @Override

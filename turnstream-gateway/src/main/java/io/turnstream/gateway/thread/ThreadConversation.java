@@ -96,7 +96,7 @@ public final class ThreadConversation {
         }
         addAll(request.history());
         if (request.prompt() != null) {
-            add(new Conversation.UserText(request.prompt()));
+            add(new Conversation.UserText(request.prompt(), request.files()));
         }
         addSteps(turn);
     }

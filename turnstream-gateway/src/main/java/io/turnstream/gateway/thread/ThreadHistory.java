@@ -2,6 +2,7 @@ package io.turnstream.gateway.thread;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.ownership.TurnResumer;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.gateway.view.TurnViews;
@@ -17,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -37,6 +39,8 @@ public final class ThreadHistory implements ThreadRebuild {
     static final Duration ITEMS_WAIT = Duration.ofSeconds(30);
     /** Records are stamped by the clocks of different machines. */
     private static final Duration CLOCK_SKEW = Duration.ofMinutes(1);
+    /** The error codes of a turn ended before it ran. */
+    private static final Set<String> NEVER_RAN = Set.of(ErrorCodes.THREAD_BUSY, ErrorCodes.IDEMPOTENCY_KEY_REUSED);
 
     private final TurnViews views;
     private final TurnResumer kafka;
@@ -86,6 +90,10 @@ public final class ThreadHistory implements ThreadRebuild {
         }
         List<ThreadConversation.PastTurn> past = new ArrayList<>();
         for (TurnRequestRecord earlier : requests.values()) {
+            Optional<TurnSnapshot> shown = views.snapshot(earlier.turnId(), null);
+            if (shown.map(ThreadHistory::endedUnrun).orElse(false)) {
+                continue;
+            }
             TurnRequest said;
             try {
                 said = TurnRequest.read(earlier.request());
@@ -96,9 +104,18 @@ public final class ThreadHistory implements ThreadRebuild {
             }
             past.add(new ThreadConversation.PastTurn(earlier.turnId(), earlier.runId(), said, providerOrNull(said),
                     checkpoints.getOrDefault(earlier.turnId(), Map.of()),
-                    views.snapshot(earlier.turnId(), null).map(TurnSnapshot::items).orElse(List.of())));
+                    shown.map(TurnSnapshot::items).orElse(List.of())));
         }
         return ThreadConversation.rebuild(past, providerOf.apply(request), request);
+    }
+
+    /**
+     * A turn refused by the gateway that ran its thread before it started (its thread was busy, or another request
+     * took its Idempotency-Key): its request was never part of the conversation.
+     */
+    private static boolean endedUnrun(TurnSnapshot turn) {
+        return turn.turn() != null && turn.turn().error() != null
+                && NEVER_RAN.contains(turn.turn().error().code());
     }
 
     private String providerOrNull(TurnRequest request) {

@@ -29,22 +29,32 @@ import java.util.regex.Pattern;
  * @param fromThread the request sends only what is new ({@code history}: what it adds before the prompt): the
  *                   gateway running the turn puts the thread's conversation before it (see
  *                   {@link io.turnstream.gateway.thread.ThreadConversation})
+ * @param files the files attached to the prompt (images, PDFs; {@link FileParts}), none for most
  */
 public record TurnRequest(String provider, String model, String threadId, String system,
                           List<Conversation.Entry> history, String prompt, List<ToolDefinition> tools,
                           Integer maxSteps, String fallbackModel, List<ToolDefinition> clientTools,
-                          boolean fromThread) {
+                          boolean fromThread, List<Conversation.FilePart> files) {
 
     public static final int MAX_STEPS_LIMIT = 100;
 
     private static final List<String> FIELDS = List.of("provider", "model", "threadId", "system", "messages", "prompt",
-            "tools", "maxSteps", "fallbackModel");
+            "files", "tools", "maxSteps", "fallbackModel");
     private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
     public TurnRequest {
         history = List.copyOf(history);
         tools = tools == null ? null : List.copyOf(tools);
         clientTools = clientTools == null ? List.of() : List.copyOf(clientTools);
+        files = files == null ? List.of() : List.copyOf(files);
+    }
+
+    /** A request whose prompt has no files. */
+    public TurnRequest(String provider, String model, String threadId, String system, List<Conversation.Entry> history,
+                       String prompt, List<ToolDefinition> tools, Integer maxSteps, String fallbackModel,
+                       List<ToolDefinition> clientTools, boolean fromThread) {
+        this(provider, model, threadId, system, history, prompt, tools, maxSteps, fallbackModel, clientTools,
+                fromThread, List.of());
     }
 
     /** A request that does not continue its thread's conversation. */
@@ -68,20 +78,20 @@ public record TurnRequest(String provider, String model, String threadId, String
     /** This request with {@code conversation} as its whole history (the thread's, rebuilt): it no longer continues. */
     public TurnRequest withHistory(List<Conversation.Entry> conversation) {
         return new TurnRequest(provider, model, threadId, system, conversation, prompt, tools, maxSteps, fallbackModel,
-                clientTools, false);
+                clientTools, false, files);
     }
 
     /** This request for another thread, or continuing its thread's conversation ({@code fromThread}). */
     public TurnRequest inThread(String thread, boolean continues) {
         return new TurnRequest(provider, model, thread, system, history, prompt, tools, maxSteps, fallbackModel,
-                clientTools, continues);
+                clientTools, continues, files);
     }
 
     /** The conversation the first step sends: the history, then the prompt. */
     public List<Conversation.Entry> conversation() {
         List<Conversation.Entry> all = new ArrayList<>(history);
         if (prompt != null) {
-            all.add(new Conversation.UserText(prompt));
+            all.add(new Conversation.UserText(prompt, files));
         }
         return all;
     }
@@ -98,11 +108,12 @@ public record TurnRequest(String provider, String model, String threadId, String
         putIfSet(body, "system", system);
         if (history.isEmpty()) {
             body.put("prompt", prompt);
+            writeFiles(files, body);
         } else {
             ArrayNode messages = body.putArray("messages");
             history.forEach(entry -> writeEntry(entry, messages.addObject()));
             if (prompt != null) {
-                messages.addObject().put("role", "user").put("content", prompt);
+                writeEntry(new Conversation.UserText(prompt, files), messages.addObject());
             }
         }
         if (tools != null) {
@@ -122,13 +133,14 @@ public record TurnRequest(String provider, String model, String threadId, String
     }
 
     /**
-     * One history entry as a message on {@code llm.turn-requests}: {@code {role, content}} for text,
+     * One history entry as a message on {@code llm.turn-requests}: {@code {role, content, files?}} for text,
      * {@code {role: "assistant", content?, toolCalls}} and {@code {role: "tool", outputs}} for client-side
      * tool calls and their results, {@code {role: "assistant", content, turnId}} for an earlier turn of the thread.
      */
     private static void writeEntry(Conversation.Entry entry, ObjectNode message) {
         if (entry instanceof Conversation.UserText user) {
             message.put("role", "user").put("content", user.text());
+            writeFiles(user.files(), message);
         } else if (entry instanceof Conversation.AssistantText assistant) {
             message.put("role", "assistant").put("content", assistant.text());
         } else if (entry instanceof Conversation.EarlierTurn earlier) {
@@ -168,7 +180,27 @@ public record TurnRequest(String provider, String model, String threadId, String
         if ("assistant".equals(role) && message.hasNonNull("turnId")) {
             return new Conversation.EarlierTurn(message.get("turnId").asText(), content);
         }
-        return "assistant".equals(role) ? new Conversation.AssistantText(content) : new Conversation.UserText(content);
+        return "assistant".equals(role) ? new Conversation.AssistantText(content)
+                : new Conversation.UserText(content, readFiles(message));
+    }
+
+    /** {@code files}: {@code {mediaType, url, filename?}}, the url a data: URL or an https URL. */
+    private static void writeFiles(List<Conversation.FilePart> files, ObjectNode json) {
+        if (files.isEmpty()) {
+            return;
+        }
+        ArrayNode list = json.putArray("files");
+        for (Conversation.FilePart file : files) {
+            ObjectNode part = list.addObject().put("mediaType", file.mediaType()).put("url", file.url());
+            putIfSet(part, "filename", file.filename());
+        }
+    }
+
+    private static List<Conversation.FilePart> readFiles(JsonNode json) {
+        List<Conversation.FilePart> files = new ArrayList<>();
+        json.path("files").forEach(file -> files.add(new Conversation.FilePart(file.path("mediaType").asText(),
+                file.path("url").asText(), text(file, "filename"))));
+        return files;
     }
 
     private static void writeTools(List<ToolDefinition> tools, ArrayNode list) {
@@ -207,11 +239,13 @@ public record TurnRequest(String provider, String model, String threadId, String
         }
         List<Conversation.Entry> history = new ArrayList<>();
         String prompt = text(json, "prompt");
+        List<Conversation.FilePart> files = readFiles(json);
         JsonNode messages = json.path("messages");
         for (int i = 0; i < messages.size(); i++) {
             Conversation.Entry entry = readEntry(messages.get(i));
             if (i == messages.size() - 1 && entry instanceof Conversation.UserText user) {
                 prompt = user.text();
+                files = user.files();
             } else {
                 history.add(entry);
             }
@@ -225,7 +259,7 @@ public record TurnRequest(String provider, String model, String threadId, String
         return new TurnRequest(text(json, "provider"), text(json, "model"), text(json, "threadId"), text(json, "system"),
                 history, prompt, readTools(json.path("tools")),
                 json.path("maxSteps").isInt() ? json.get("maxSteps").asInt() : null, text(json, "fallbackModel"),
-                clientTools, fromThread);
+                clientTools, fromThread, files);
     }
 
     private static String text(JsonNode json, String field) {
@@ -242,17 +276,42 @@ public record TurnRequest(String provider, String model, String threadId, String
             throw ApiError.badRequest("give either 'prompt' (a string) or 'messages' (a list of {role, content}), not "
                     + (hasPrompt ? "both" : "neither"));
         }
+        if (hasMessages && json.has("files")) {
+            throw ApiError.badRequest("with 'messages', attach files to a user message ('files' of the message)");
+        }
         List<Conversation.Entry> history = new ArrayList<>();
-        String prompt = hasPrompt ? optional(json, "prompt") : messages(json.get("messages"), history);
+        Conversation.UserText said = hasPrompt
+                ? new Conversation.UserText(optional(json, "prompt"), files(json.get("files"), "files"))
+                : messages(json.get("messages"), history);
         String threadId = JsonBody.optionalId(json, "threadId");
         // a prompt alone on a named thread continues it; 'messages' is the whole conversation, as the client keeps it
         return new TurnRequest(optional(json, "provider"), optional(json, "model"), threadId,
-                optional(json, "system"), history, prompt, tools(json.get("tools")), maxSteps(json.get("maxSteps")),
-                optional(json, "fallbackModel"), null, hasPrompt && threadId != null);
+                optional(json, "system"), history, said.text(), tools(json.get("tools")), maxSteps(json.get("maxSteps")),
+                optional(json, "fallbackModel"), null, hasPrompt && threadId != null, said.files());
+    }
+
+    /** {@code files} of the native form: {@code {mediaType, data}} (base64) or {@code {url, mediaType?}}, each with a {@code filename?}. */
+    private static List<Conversation.FilePart> files(JsonNode files, String where) {
+        if (files == null || files.isNull()) {
+            return List.of();
+        }
+        if (!files.isArray()) {
+            throw ApiError.badRequest("'" + where + "' must be a list of {mediaType, data} or {url}");
+        }
+        List<Conversation.FilePart> parts = new ArrayList<>();
+        for (int i = 0; i < files.size(); i++) {
+            JsonNode file = files.get(i);
+            String at = where + "[" + i + "]";
+            String mediaType = text(file, "mediaType");
+            String filename = text(file, "filename");
+            parts.add(file.hasNonNull("data") ? FileParts.fromBase64(at, file.get("data").asText(), mediaType, filename)
+                    : FileParts.fromUrl(at, text(file, "url"), mediaType, filename));
+        }
+        return parts;
     }
 
     /** Fills {@code history} with all messages but the last, which must be the user's and is returned. */
-    private static String messages(JsonNode messages, List<Conversation.Entry> history) {
+    private static Conversation.UserText messages(JsonNode messages, List<Conversation.Entry> history) {
         if (!messages.isArray() || messages.isEmpty()) {
             throw ApiError.badRequest("'messages' must be a non-empty list of {role, content}");
         }
@@ -261,16 +320,19 @@ public record TurnRequest(String provider, String model, String threadId, String
             String where = "messages[" + i + "]";
             String role = message.path("role").asText("");
             JsonNode content = message.get("content");
-            if (content == null || !content.isTextual() || content.asText().isBlank()) {
+            List<Conversation.FilePart> files = "user".equals(role) ? files(message.get("files"), where + ".files")
+                    : List.of();
+            if (content == null || !content.isTextual() || content.asText().isBlank() && files.isEmpty()) {
                 throw ApiError.badRequest(where + ".content must be a non-empty string");
             }
             boolean last = i == messages.size() - 1;
             switch (role) {
                 case "user" -> {
+                    Conversation.UserText user = new Conversation.UserText(content.asText(), files);
                     if (last) {
-                        return content.asText();
+                        return user;
                     }
-                    history.add(new Conversation.UserText(content.asText()));
+                    history.add(user);
                 }
                 case "assistant" -> {
                     if (last) {

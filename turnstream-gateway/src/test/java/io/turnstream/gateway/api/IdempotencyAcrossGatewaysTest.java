@@ -4,19 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.BrokerStack;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
 import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.model.Json;
-import io.turnstream.model.Topics;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.testsupport.UsesBroker;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,7 +18,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -32,9 +25,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,8 +43,8 @@ class IdempotencyAcrossGatewaysTest {
     @TempDir
     static Path home;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static SimulatedAnthropicServer provider;
     private static Gateway first;
     private static Gateway second;
@@ -61,24 +54,11 @@ class IdempotencyAcrossGatewaysTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "idempotency",
-                home.resolve("state"), Map.of()));
-        provider = SimulatedAnthropicServer.start(0, IdempotencyAcrossGatewaysTest::script, 0);
+        stack.broker(2);
+        stack.topology("idempotency", home.resolve("state"));
+        provider = stack.closing(SimulatedAnthropicServer.start(0, IdempotencyAcrossGatewaysTest::script, 0));
         first = gateway();
         second = gateway();
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        second.close();
-        first.close();
-        provider.close();
-        topology.close();
-        broker.close();
     }
 
     private static SimulatedReply script(SimulatedRequest request) {
@@ -142,11 +122,7 @@ class IdempotencyAcrossGatewaysTest {
     }
 
     private static Gateway gateway() throws Exception {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
-        Gateway gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of());
+        Gateway gateway = stack.gateway(stack.gatewaySettings(), provider);
         gateway.views().loaded().get(TURN_TIMEOUT_S, TimeUnit.SECONDS);
         return gateway;
     }

@@ -35,7 +35,7 @@ class IdempotencyKeysTest {
     /** Turns Kafka still holds, by turn id, to their thread. */
     private final Map<String, String> kept = new ConcurrentHashMap<>();
     private final IdempotencyKeys keys = new IdempotencyKeys(index, turnId -> Optional.ofNullable(kept.get(turnId)),
-            clock);
+            clock, Duration.ZERO);
     private final AtomicInteger started = new AtomicInteger();
     private final Function<IdempotentStart, TurnStatus> start = keyed -> {
         int n = started.incrementAndGet();
@@ -66,8 +66,8 @@ class IdempotencyKeysTest {
                 .isInstanceOf(ApiError.class).hasMessageContaining("was used for a different request")
                 .extracting(e -> ((ApiError) e).status()).isEqualTo(422);
         assertThat(keys.start("globex", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start).replayed()).isFalse();
-        assertThat(keys.start(null, "k2", "x", keyed -> null).replayed()).isFalse();
-        assertThat(started).hasValue(2);
+        assertThat(keys.start(null, "k2", "x", start).replayed()).isFalse();
+        assertThat(started).hasValue(3);
     }
 
     @Test
@@ -87,7 +87,7 @@ class IdempotencyKeysTest {
         String fingerprint = index.find("acme", "k1").orElseThrow().fingerprint();
         IdempotencyIndex otherIndex = new IdempotencyIndex(clock, 10, WireFormat.JSON);
         otherIndex.record(requestRecord("acme", "k1", fingerprint, first));
-        IdempotencyKeys other = new IdempotencyKeys(otherIndex, turnId -> Optional.empty(), clock);
+        IdempotencyKeys other = new IdempotencyKeys(otherIndex, turnId -> Optional.empty(), clock, Duration.ZERO);
 
         IdempotencyKeys.Started retried = other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"a\"}", start);
 
@@ -102,13 +102,59 @@ class IdempotencyKeysTest {
     @Test
     void theKeyNamesTheTurnSoSimultaneousAcceptsAgree() {
         IdempotencyKeys other = new IdempotencyKeys(new IdempotencyIndex(clock, 10, WireFormat.JSON),
-                turnId -> Optional.empty(), clock);
+                turnId -> Optional.empty(), clock, Duration.ZERO);
 
         TurnStatus here = keys.start("acme", "k1", "x", start).turn();
         TurnStatus there = other.start("acme", "k1", "x", start).turn();
 
         assertThat(there).isEqualTo(here);
         assertThat(new IdempotentStart("globex", "k1", "x").turnId()).as("per tenant").isNotEqualTo(here.turnId());
+    }
+
+    /**
+     * Two different requests under one key at the same moment: neither gateway knew of the other's when it put its
+     * own on Kafka. Reading its request back, each learns which came first in their partition; the first took the
+     * key, the other is a 422 (and its turn, ended unrun by the gateway running the thread, never runs).
+     */
+    @Test
+    void ofTwoRequestsUnderOneKeyAtOnceTheFirstInTheirPartitionTakesIt() {
+        TurnStatus theirs = new TurnStatus("turn-theirs", new IdempotentStart("acme", "k1", "f").threadId(), "run-x",
+                TurnPhase.RUNNING);
+        Function<IdempotentStart, TurnStatus> afterTheirs = keyed -> {
+            TurnStatus mine = start.apply(keyed);
+            assertThat(mine.threadId()).as("the key's thread: one partition").isEqualTo(theirs.threadId());
+            index.record(requestRecord("acme", "k1", "f", theirs, 4));
+            index.record(requestRecord("acme", "k1", keyed.fingerprint(), mine, 5));
+            return mine;
+        };
+
+        assertThatThrownBy(() -> keys.start("acme", "k1", "y", afterTheirs)).isInstanceOf(ApiError.class)
+                .extracting(e -> ((ApiError) e).status()).isEqualTo(422);
+        assertThat(index.keyTakenBy("turn-theirs", Duration.ZERO)).contains(theirs);
+
+        Function<IdempotentStart, TurnStatus> beforeTheirs = keyed -> {
+            TurnStatus mine = start.apply(keyed);
+            index.record(requestRecord("acme", "k2", keyed.fingerprint(), mine, 6));
+            index.record(requestRecord("acme", "k2", "f", theirs, 7));
+            return mine;
+        };
+        IdempotencyKeys.Started won = keys.start("acme", "k2", "y", beforeTheirs);
+        assertThat(won.replayed()).isFalse();
+        assertThat(index.keyTakenBy(won.turn().turnId(), Duration.ZERO)).contains(won.turn());
+    }
+
+    /** Every turn requested is known from its record, with its tenant, whether or not it has started. */
+    @Test
+    void everyRequestedTurnIsKnownWithItsTenant() {
+        TurnStatus queued = new TurnStatus("turn-q", "thread-q", "run-q", TurnPhase.RUNNING);
+        TurnRequestRecord request = TurnRequestRecord.request(queued.turnId(), queued.threadId(), queued.runId(),
+                "acme", clock.millis(), Json.MAPPER.createObjectNode().put("prompt", "a"));
+
+        index.record(new ConsumerRecord<>(Topics.DEFAULTS.turnRequests(), 1, 3L, queued.threadId(),
+                WireFormat.JSON.write(Topics.DEFAULTS.turnRequests(), request)));
+
+        assertThat(index.requested("turn-q")).contains(new IdempotencyIndex.Requested("acme", queued));
+        assertThat(index.requested("turn-unknown")).isEmpty();
     }
 
     /** Past the index's 24 h, a key whose turn Kafka still holds gets that turn, not a second one under its id. */
@@ -138,9 +184,15 @@ class IdempotencyKeysTest {
     /** The request record the first gateway wrote, as the other gateway's index reads it. */
     private ConsumerRecord<String, byte[]> requestRecord(String tenant, String key, String fingerprint,
                                                          TurnStatus turn) {
+        return requestRecord(tenant, key, fingerprint, turn, 0);
+    }
+
+    /** As the index's reader reads it at {@code offset} of partition 0. */
+    private ConsumerRecord<String, byte[]> requestRecord(String tenant, String key, String fingerprint,
+                                                         TurnStatus turn, long offset) {
         TurnRequestRecord request = TurnRequestRecord.request(turn.turnId(), turn.threadId(), turn.runId(), tenant,
                 clock.millis(), Json.MAPPER.createObjectNode().put("prompt", "a"));
-        ConsumerRecord<String, byte[]> record = new ConsumerRecord<>(Topics.DEFAULTS.turnRequests(), 0, 0L,
+        ConsumerRecord<String, byte[]> record = new ConsumerRecord<>(Topics.DEFAULTS.turnRequests(), 0, offset,
                 turn.threadId(), WireFormat.JSON.write(Topics.DEFAULTS.turnRequests(), request));
         record.headers().add(IdempotentStart.KEY_HEADER, key.getBytes(StandardCharsets.UTF_8));
         record.headers().add(IdempotentStart.FINGERPRINT_HEADER, fingerprint.getBytes(StandardCharsets.UTF_8));

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.ItemInvariants;
+import io.turnstream.gateway.ownership.TurnResumer;
 import io.turnstream.gateway.provider.CancelSignal;
 import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -70,10 +71,13 @@ import org.junit.jupiter.api.Test;
  * never (the executor's timeout denial) or denied (with {@code on-deny} {@code stop} and {@code continue}),
  * a cancel at any moment, the owner crashing before any of its writes, and rebalance and drain (the
  * partition revoked mid-turn: the turn is handed over at its next step boundary, or cut off where it is
- * when the handover deadline passes). The log commits at random points as the ownership loop's commit
- * interval does, a crash or cut-off aborts what was not committed, and a new owner (a new registry and
- * approval rounds, which know pending asks from the compacted source) resumes from what was committed
- * ({@link TurnProgress#of}), as on a takeover. Every schedule checks the invariants (see docs/gateway.md);
+ * when the handover deadline passes), and commits refused by a group generation change (at any commit, the
+ * one holding the turn's end after a cancel included). The log commits at random points as the ownership loop's
+ * commit interval does, a crash, cut-off or refused commit aborts what was not committed, and a new owner resumes
+ * from what was committed with {@link io.turnstream.gateway.ownership.TurnResumer}'s logic, as on a takeover: the
+ * same gateway (its registry kept) after a refused commit, or another one, started before the cancel (its inbox
+ * heard it) or after it (only {@code llm.control}'s log tells it); approval rounds know pending asks from the
+ * compacted source. Every schedule checks the invariants (see docs/gateway.md);
  * a failure names its seed, and {@code -Dsimulation.seed=<seed> -Dsimulation.schedules=1} replays it.
  */
 class TurnSimulationTest {
@@ -89,6 +93,7 @@ class TurnSimulationTest {
     private static final Duration REBALANCE_HANDOVER = Duration.ofSeconds(5);
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
     private static final String TURN = "turn";
+    private static final String CANCELLED = "the user stopped the turn";
     /** How the executor's denials start (the contract's {@code Not executed: the call was denied[: reason]}). */
     private static final String DENIAL = "Not executed: the call was denied";
     private static final List<ToolDefinition> TOOLS = List.of(
@@ -104,6 +109,14 @@ class TurnSimulationTest {
         TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, COMPACTION, COMPACTION_FAILS, COMPACTION_CANCELLED,
         APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED, APPROVAL_LATE, APPROVAL_DUPLICATED, APPROVAL_CONTRADICTORY,
         APPROVAL_NEVER, ON_DENY_STOP, ON_DENY_CONTINUE, CANCEL, CRASH, TAKEOVER, REBALANCE, DRAIN, HANDOVER_CUT_OFF,
+        /** A transaction's commit refused because the group's generation changed: what it held is aborted. */
+        COMMIT_REFUSED,
+        /** Not drawn apart: the refused commit held the turn's end, after the user's cancel. */
+        COMMIT_REFUSED_AFTER_CANCEL,
+        /** After a refused commit the group gives the partition back to the same gateway (its registry kept). */
+        SAME_GATEWAY_TAKES_OVER,
+        /** The next owner started after the cancel was published: its inbox never saw it. */
+        OWNER_STARTED_AFTER_CANCEL,
         /** Not drawn: a read-only call the executor started before its step's checkpoint was committed. */
         READ_ONLY_STARTED_WHILE_STREAMING
     }
@@ -181,9 +194,13 @@ class TurnSimulationTest {
         }
     }
 
-    /** One record of the simulated {@code llm.raw-events} / {@code llm.turn-requests} log, in write order. */
-    /** @param ownerCalls for a checkpoint: how many model calls its owner had made when it wrote it */
-    record Entry(StreamPayload event, Integer step, JsonNode checkpoint, int owner, int ownerCalls) {
+    /**
+     * One record of the simulated {@code llm.raw-events} / {@code llm.turn-requests} log, in write order.
+     *
+     * @param ownerCalls for a checkpoint: how many model calls its owner had made when it wrote it
+     * @param at when it was written, by the simulated clock
+     */
+    record Entry(StreamPayload event, Integer step, JsonNode checkpoint, int owner, int ownerCalls, long at) {
     }
 
     /** One model call the simulated provider answered. */
@@ -232,7 +249,15 @@ class TurnSimulationTest {
         /** The decision the executor applied to each asked call: the first after its ask. */
         private final Map<String, Boolean> standing = new HashMap<>();
         private final boolean writesAskApproval;
+        /** When the user's cancel is accepted: on {@code llm.control} from then on. */
         private long cancelAt = Long.MAX_VALUE;
+        /** The registries (gateways) whose inbox handed them the cancel: an inbox reads each record once. */
+        private final Set<TurnRegistry> heardCancel = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        /** When the owner's gateway started reading {@code llm.control}: it hears no cancel accepted before. */
+        private long gatewayStartedAt;
+        /** Commits still to be refused by a group generation change, and whether the same gateway gets the partition back. */
+        private int refusalsLeft;
+        private boolean sameGatewayNext;
         /** When the owner's partition is revoked (rebalance, drain), and when its handover deadline passes. */
         private long handoverAt = Long.MAX_VALUE;
         private long cutOffAt = Long.MAX_VALUE;
@@ -283,47 +308,40 @@ class TurnSimulationTest {
                 count(Fault.CANCEL);
             }
             int crashes = random.nextInt(3);
+            refusalsLeft = random.nextInt(3) == 0 ? 1 + random.nextInt(2) : 0;
             while (true) {
                 writesUntilCrash = owner < crashes ? random.nextInt(40) : -1;
                 drawHandover();
+                takeOver();
                 TurnProgress progress = owner == 0 ? TurnProgress.fresh(MODEL) : resumed();
                 if (progress.endedStatus() != null) {
+                    registry.finish(TURN, TurnPhase.endedAs(progress.endedStatus()));
                     break;
                 }
-                registry = new TurnRegistry();
-                approvals = new ApprovalDecisions();
-                // a gateway started after an ask knows it from the compacted source (the call's awaiting_approval status)
-                awaitingDecision.forEach(callId -> approvals.askedBefore(TURN, callId, null));
-                if (clock.now >= cancelAt) {
-                    // the cancel came before the turn started here: it is applied when it starts
-                    registry.cancel(TURN, "the user stopped the turn");
-                }
-                active = registry.register(new TurnStatus(TURN, "thread", RUN, TurnPhase.RUNNING));
                 approvals.showAwaiting(TURN, progress, active);
                 results.values().forEach(result -> at(clock.now, () -> deliver(result)));
                 try {
                     new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(), new GatewayMetrics(),
                             config, new ThreadAllowances()).run();
                     assertThat(registry.runningCount()).as("the turn's slot in the registry is released").isZero();
-                    if (!active.handover.isDone()) {
+                    // ended here, its end commits; handed over at a step boundary, the revoke commits and lets go;
+                    // cut off (or its commit refused), the log was aborted. A refused commit hands the turn over.
+                    boolean handedOver = active.handover.isDone();
+                    if (!fenced && tryCommit(handedOver ? 4 : 2) && !handedOver) {
                         break;
-                    }
-                    // handed over: at a step boundary the revoke commits and lets go; cut off, the log was aborted
-                    if (!fenced) {
-                        commit();
                     }
                     clock.now += random.nextInt(3_000);
                     owner++;
                 } catch (Crash crash) {
                     count(Fault.CRASH);
                     abortUncommitted();
+                    sameGatewayNext = false;
                     // the next owner takes over after the session timeout, at least
                     clock.now += 10_000 + random.nextInt(30_000);
                     owner++;
                     count(Fault.TAKEOVER);
                 }
             }
-            commit();
             // the executor goes on after the turn ended: what it was asked to do happens, or not, by its decisions
             while (!agenda.isEmpty()) {
                 Timed next = agenda.poll();
@@ -333,9 +351,45 @@ class TurnSimulationTest {
             return check();
         }
 
+        /**
+         * The partition's owner for the turn (as {@code TurnRunner.run} registers it): the gateway that accepted it,
+         * the same gateway again when the group gives the partition back after a refused commit (its registry kept,
+         * where the turn is finished or released), or another gateway, started before the cancel was accepted (its
+         * inbox gave it to the registry) or after (its inbox never sees it). The approval rounds come from the
+         * compacted source, whichever gateway it is.
+         */
+        private void takeOver() {
+            if (owner > 0 && sameGatewayNext) {
+                count(Fault.SAME_GATEWAY_TAKES_OVER);
+            } else {
+                registry = new TurnRegistry();
+                gatewayStartedAt = 0;
+                if (owner > 0 && clock.now >= cancelAt && random.nextBoolean()) {
+                    count(Fault.OWNER_STARTED_AFTER_CANCEL);
+                    gatewayStartedAt = clock.now;
+                }
+            }
+            sameGatewayNext = false;
+            fenced = false;
+            hearCancel();
+            approvals = new ApprovalDecisions();
+            // a gateway started after an ask knows it from the compacted source (the call's awaiting_approval status)
+            awaitingDecision.forEach(callId -> approvals.askedBefore(TURN, callId, null));
+            active = registry.register(new TurnStatus(TURN, "thread", RUN, TurnPhase.RUNNING));
+        }
+
+        /**
+         * As {@code InboxRouting}: once the cancel is on {@code llm.control}, the inbox of the owner's gateway hands it
+         * to the registry, once, if the inbox was reading then: to the running turn, or kept for a turn not running.
+         */
+        private void hearCancel() {
+            if (clock.now >= cancelAt && gatewayStartedAt <= cancelAt && heardCancel.add(registry)) {
+                registry.cancel(TURN, CANCELLED);
+            }
+        }
+
         /** Maybe the owner's partition is revoked while it runs the turn: a rebalance, or a drain (SIGTERM). */
         private void drawHandover() {
-            fenced = false;
             handoverAt = Long.MAX_VALUE;
             cutOffAt = Long.MAX_VALUE;
             int draw = random.nextInt(8);
@@ -346,10 +400,11 @@ class TurnSimulationTest {
             }
         }
 
+        /** What the new owner reads of the turn, with {@link TurnResumer}'s logic, from the committed log. */
         private TurnProgress resumed() {
             List<TurnRequestRecord> steps = new ArrayList<>();
             List<StreamPayload> events = new ArrayList<>();
-            TurnRequestRecord request = TurnRequestRecord.request("turn", "thread", RUN, null, 0, null);
+            TurnRequestRecord request = TurnRequestRecord.request(TURN, "thread", RUN, null, 0, null);
             for (Entry entry : log) {
                 if (entry.step() != null) {
                     steps.add(request.stepDone(entry.step(), entry.checkpoint()));
@@ -357,7 +412,22 @@ class TurnSimulationTest {
                     events.add(entry.event());
                 }
             }
-            return TurnProgress.of(RUN, MODEL, steps, events);
+            return TurnResumer.progress(request, steps, MODEL, active, new TurnResumer.TurnLog() {
+                @Override
+                public List<StreamPayload> rawEvents(String runId, Instant since) {
+                    return events;
+                }
+
+                @Override
+                public List<ToolResult> toolResults(String turnId, Instant since) {
+                    return List.copyOf(results.values());
+                }
+
+                @Override
+                public List<ControlMessage> commands(String turnId, Instant since) {
+                    return clock.now >= cancelAt ? List.of(ControlMessage.cancel(TURN, CANCELLED)) : List.of();
+                }
+            });
         }
 
         // ---- the simulated Kafka log: a transaction commits at random points, never inside an atomic group
@@ -366,13 +436,13 @@ class TurnSimulationTest {
             return new TurnPublisher() {
                 @Override
                 public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
-                    return write(new Entry(payload, null, null, owner, 0));
+                    return write(new Entry(payload, null, null, owner, 0, clock.now));
                 }
 
                 @Override
                 public CompletableFuture<Void> stepDone(int step, JsonNode checkpoint) {
                     return write(new Entry(null, step, checkpoint, owner,
-                            (int) calls.stream().filter(call -> call.owner == owner).count()));
+                            (int) calls.stream().filter(call -> call.owner == owner).count(), clock.now));
                 }
 
                 @Override
@@ -414,8 +484,37 @@ class TurnSimulationTest {
 
         private void maybeCommit() {
             if (atomicDepth == 0 && !fenced && random.nextInt(4) == 0) {
-                commit();
+                tryCommit(4);
             }
+        }
+
+        /**
+         * Commits, unless (drawn, one in {@code odds} while refusals are left) the group's generation changed: then, as
+         * {@code OwnedPartitions.commitAll}, the transaction is aborted, the partition's turns stop where they are (a
+         * turn that ended here stays ended in its registry) and the partition is taken over again from what was
+         * committed, by the same gateway or another.
+         *
+         * @return whether it committed
+         */
+        private boolean tryCommit(int odds) {
+            if (refusalsLeft == 0 || random.nextInt(odds) != 0) {
+                commit();
+                return true;
+            }
+            refusalsLeft--;
+            count(Fault.COMMIT_REFUSED);
+            if (clock.now >= cancelAt && log.subList(committed, log.size()).stream().anyMatch(entry -> entry.event()
+                    instanceof StreamPayload.ResponseDone done && done.status() == ResponseStatus.ABORTED)) {
+                count(Fault.COMMIT_REFUSED_AFTER_CANCEL);
+            }
+            abortUncommitted();
+            fenced = true;
+            handoverAt = Long.MAX_VALUE;
+            cutOffAt = Long.MAX_VALUE;
+            active.handover.complete(null);
+            active.cancel.cancel("handed over to another gateway");
+            sameGatewayNext = random.nextBoolean();
+            return false;
         }
 
         private void commit() {
@@ -577,7 +676,7 @@ class TurnSimulationTest {
         private void advance(long until, java.util.function.BooleanSupplier stop) {
             while (!stop.getAsBoolean()) {
                 Timed next = agenda.peek();
-                long cancel = active.cancel.isCancelled() ? Long.MAX_VALUE : cancelAt;
+                long cancel = gatewayStartedAt <= cancelAt && !heardCancel.contains(registry) ? cancelAt : Long.MAX_VALUE;
                 long due = Math.min(Math.min(next == null ? Long.MAX_VALUE : next.at(), cancel),
                         Math.min(handoverAt, cutOffAt));
                 if (due > until) {
@@ -586,7 +685,7 @@ class TurnSimulationTest {
                 }
                 clock.now = Math.max(clock.now, due);
                 if (due == cancel) {
-                    registry.cancel(TURN, "the user stopped the turn");
+                    hearCancel();
                 } else if (due == handoverAt) {
                     revoke();
                 } else if (due == cutOffAt) {
@@ -605,7 +704,7 @@ class TurnSimulationTest {
             handoverAt = Long.MAX_VALUE;
             cutOffAt = clock.now + handoverWait.toMillis();
             active.handover.complete(null);
-            commit();
+            tryCommit(4);
         }
 
         /** The handover deadline passed inside a step: the owner aborts what it did not commit and lets go. */
@@ -643,6 +742,8 @@ class TurnSimulationTest {
                 boolean summary = !conversation.isEmpty() && conversation.get(conversation.size() - 1)
                         instanceof Conversation.UserText text && text.text().equals(CompactionPrompts.SUMMARISE);
                 ModelCall call = new ModelCall(summary ? 0 : stepOf(items), usage, owner);
+                assertThat(clock.now).as("owner %d calls the model for step %d after the cancel was accepted", owner,
+                        call.step).isLessThan(cancelAt);
                 if (!summary) {
                     checkNoCompletedStepIsCalledAgain(call.step);
                     checkTheModelIsNotCalledAfterADenial(call.step);
@@ -786,15 +887,16 @@ class TurnSimulationTest {
             }
             for (int i = 0; i < events.size(); i++) {
                 advance(clock.now + 20, cancel::isCancelled);
+                if (i == breakAt && error.equals(ErrorCodes.STREAM_STALLED)) {
+                    // nothing comes until the stall watchdog ends the stream, unless a cancel closes it first
+                    advance(clock.now + STALL.toMillis(), cancel::isCancelled);
+                }
                 if (cancel.isCancelled()) {
                     items.cancelAll();
                     return new StepOutcome(ResponseStatus.ABORTED, null, usage, items.toolCalls(), content, null,
                             false, false, null, items.published());
                 }
                 if (i == breakAt) {
-                    if (error.equals(ErrorCodes.STREAM_STALLED)) {
-                        advance(clock.now + STALL.toMillis(), () -> false);
-                    }
                     // as StreamNormalizer.fail: a failure a retry may cure withdraws when the caller will retry
                     if (items.withdrawsOnRetryableFailure()) {
                         items.withdraw();
@@ -901,6 +1003,7 @@ class TurnSimulationTest {
             checkContinuationsJoinTheirMessage(events);
             checkToolStatuses(events);
             StreamPayload terminal = events.get(events.size() - 1);
+            checkAnAcceptedCancelEndsTheTurn();
             assertThat(events.stream().filter(Schedule::terminal)).as("exactly one terminal event").hasSize(1);
             assertThat(terminal(terminal)).as("the terminal event is the last").isTrue();
 
@@ -969,6 +1072,30 @@ class TurnSimulationTest {
             assertThat(error.code()).as("the loop never fails inside the gateway: %s", error.message())
                     .isNotEqualTo(ErrorCodes.INTERNAL);
             return "error/" + error.code();
+        }
+
+        /**
+         * Once the cancel is accepted (on {@code llm.control}), whichever gateway owns the turn then or later, through
+         * refused commits and takeovers: no call is released to the executor (but a read-only one, which may run
+         * although its attempt ends), and an end written after it is {@code aborted}. (The model is not called
+         * either: {@link #provider} checks each call.)
+         */
+        private void checkAnAcceptedCancelEndsTheTurn() {
+            for (Entry entry : log) {
+                if (entry.at() < cancelAt) {
+                    continue;
+                }
+                if (entry.event() instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                        && done.finalItem().knownType() == ItemType.FUNCTION_CALL && !readOnly(done.finalItem().name())) {
+                    throw new AssertionError("owner " + entry.owner() + " released call " + done.finalItem().callId()
+                            + " after the cancel was accepted");
+                }
+                if (terminal(entry.event())) {
+                    assertThat(entry.event()).as("owner %d ended the turn after the cancel was accepted", entry.owner())
+                            .isInstanceOfSatisfying(StreamPayload.ResponseDone.class, done ->
+                                    assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
+                }
+            }
         }
 
         /**

@@ -96,6 +96,51 @@ class OpenAiRequestTest {
                 .isInstanceOf(ApiError.class).hasMessageContaining("not of the thread");
     }
 
+    /** Chat's image_url and file parts, and the Responses' input_image and input_file, become the prompt's files. */
+    @Test
+    void filePartsOfEitherApiBecomeThePromptsFilesAndSurviveTheRecord() {
+        String png = "data:image/png;base64,iVBORw0KGgo=";
+        String pdf = "data:application/pdf;base64,JVBERi0xLjQK";
+        OpenAiRequest chat = OpenAiRequest.chat("""
+                {"model": "simulated", "messages": [{"role": "user", "content": [
+                  {"type": "text", "text": "Compare"},
+                  {"type": "image_url", "image_url": {"url": "%s", "detail": "low"}},
+                  {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+                  {"type": "file", "file": {"filename": "a.pdf", "file_data": "%s"}},
+                  {"type": "file", "file": {"file_data": "JVBERi0xLjQK"}}]}]}""".formatted(png, pdf), null);
+
+        assertThat(chat.turn().prompt()).isEqualTo("Compare");
+        assertThat(chat.turn().files()).containsExactly(new Conversation.FilePart("image/png", png, null),
+                new Conversation.FilePart("image/*", "https://example.com/cat.jpg", null),
+                new Conversation.FilePart("application/pdf", pdf, "a.pdf"),
+                new Conversation.FilePart("application/pdf", pdf, null));
+        assertThat(TurnRequest.read(chat.turn().toJson())).isEqualTo(chat.turn());
+
+        OpenAiRequest responses = OpenAiRequest.responses("""
+                {"model": "simulated", "input": [{"role": "user", "content": [
+                  {"type": "input_image", "image_url": "%s"},
+                  {"type": "input_file", "filename": "a.pdf", "file_data": "%s"}]}]}""".formatted(png, pdf),
+                null, NO_PREVIOUS);
+
+        assertThat(responses.turn().prompt()).as("files without text").isEmpty();
+        assertThat(responses.turn().files()).containsExactly(new Conversation.FilePart("image/png", png, null),
+                new Conversation.FilePart("application/pdf", pdf, "a.pdf"));
+        assertThat(TurnRequest.read(responses.turn().toJson())).isEqualTo(responses.turn());
+    }
+
+    @Test
+    void aResponsesAnswerNamesTheResponseItContinued() {
+        OpenAiRequest request = OpenAiRequest.responses("""
+                {"model": "simulated", "previous_response_id": "turn-1", "input": "And then?"}""", null,
+                id -> new OpenAiRequest.Previous("thread-1", List.of()));
+        TurnAnswer answer = new TurnAnswer("turn-2", List.of(), List.of(), null);
+
+        assertThat(request.previousResponseId()).isEqualTo("turn-1");
+        assertThat(Responses.response(answer, "simulated", request.previousResponseId(), 0)
+                .get("previous_response_id").asText()).isEqualTo("turn-1");
+        assertThat(Responses.response(answer, "simulated", null, 0).get("previous_response_id").isNull()).isTrue();
+    }
+
     @Test
     void whatTheGatewayCannotDoIsA400ThatSaysSo() {
         assertRefused("{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}", "'model' is required");
@@ -111,7 +156,16 @@ class OpenAiRequestTest {
                 "answers call 'c9', which no earlier assistant message made");
         assertRefused("""
                 {"model": "simulated", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}""",
-                "part of type 'image_url'");
+                "messages[0].content[0] needs the file");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}""",
+                "messages[0].content[0] is of type 'input_audio'");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "user", "content": [{"type": "file",
+                 "file": {"file_id": "file-abc"}}]}]}""", "names a file id: the gateway keeps no files");
+        assertRefused("""
+                {"model": "simulated", "messages": [{"role": "user", "content": [{"type": "image_url",
+                 "image_url": {"url": "data:image/tiff;base64,AAAA"}}]}]}""", "media type 'image/tiff'");
         assertRefused("""
                 {"model": "simulated", "tools": [{"type": "web_search"}], "messages": [{"role": "user", "content": "Hi"}]}""",
                 "runs no hosted tools");

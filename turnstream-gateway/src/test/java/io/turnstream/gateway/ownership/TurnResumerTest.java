@@ -9,25 +9,21 @@ import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
-import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
-import io.turnstream.model.WireFormat;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a gateway taking a turn over reads of it, without a broker: the run's raw events, and the turn's
- * tool results only when it waits for some, from a minute before the turn was accepted.
+ * What a gateway taking a turn over reads of it, without a broker: the run's raw events, a cancel of the turn,
+ * and its tool results only when it waits for some, from a minute before the turn was accepted.
  */
 class TurnResumerTest {
 
@@ -48,7 +44,7 @@ class TurnResumerTest {
         steps.add(REQUEST.stepDone(1, TurnProgress.checkpoint("m", null, null, new StepOutcome(ResponseStatus.COMPLETE,
                 "tool_calls", null, List.of(CALL), Json.MAPPER.createArrayNode(), null, false, false, null, 2), false, null)));
         ToolResult result = new ToolResult("call-1", "turn-1", "read_file", true, TextNode.valueOf("text"), null, 1, 2);
-        log.add(TOPICS.toolResults(), "turn-1", Json.toBytes(result));
+        log.results.add(result);
 
         TurnProgress progress = resume();
 
@@ -66,7 +62,7 @@ class TurnResumerTest {
 
         assertThat(progress.started()).isTrue();
         assertThat(progress.awaiting()).isNull();
-        assertThat(log.topicsRead).containsExactly(TOPICS.rawEvents());
+        assertThat(log.topicsRead).containsExactly(TOPICS.rawEvents(), TOPICS.control());
     }
 
     @Test
@@ -82,8 +78,37 @@ class TurnResumerTest {
         assertThat(log.topicsRead).containsExactly(TOPICS.rawEvents());
     }
 
+    /**
+     * The previous owner acted on the cancel, but its transaction (the abort's events) was rolled back: its commit
+     * failed on a group generation change. What stays is the cancel on {@code llm.control}, which this owner's
+     * inbox may never have seen (it started reading later, or its registry had finished the turn).
+     */
+    @Test
+    void aCancelAcceptedBeforeTheTakeoverCancelsTheResumedTurn() {
+        started();
+        log.commands.add(ControlMessage.approval("turn-1", "call-9", true, null));
+        log.commands.add(ControlMessage.cancel("turn-1", "the user stopped it"));
+
+        TurnProgress progress = resume();
+
+        assertThat(progress.endedStatus()).isNull();
+        assertThat(active.cancel.isCancelled()).isTrue();
+        assertThat(active.cancel.reason()).isEqualTo("the user stopped it");
+        assertThat(log.since).containsOnly(Instant.ofEpochMilli(REQUESTED_AT - 60_000));
+    }
+
+    @Test
+    void aTurnWithoutACancelIsNotCancelled() {
+        started();
+        log.commands.add(ControlMessage.toolStarted("turn-1", "call-1", 5L));
+
+        resume();
+
+        assertThat(active.cancel.isCancelled()).isFalse();
+    }
+
     private TurnProgress resume() {
-        return TurnResumer.progress(TOPICS, WireFormat.JSON, REQUEST, steps, "m", active, log);
+        return TurnResumer.progress(REQUEST, steps, "m", active, log);
     }
 
     private void started() {
@@ -91,31 +116,36 @@ class TurnResumerTest {
     }
 
     private void event(StreamPayload payload) {
-        log.add(TOPICS.rawEvents(), "run-1", Json.toBytes(StreamEvent.of("e", 1L, "run-1", payload)));
+        log.events.add(payload);
     }
 
-    /** Topics in memory, by key; remembers what was read from when. */
-    private static final class Log implements TurnResumer.KeyReads {
-        final Map<String, List<ConsumerRecord<String, byte[]>>> records = new HashMap<>();
+    /** A turn's records in memory, decoded; remembers what was read from when. */
+    private static final class Log implements TurnResumer.TurnLog {
+        final List<StreamPayload> events = new ArrayList<>();
+        final List<ToolResult> results = new ArrayList<>();
+        final List<ControlMessage> commands = new ArrayList<>();
         final List<String> topicsRead = new ArrayList<>();
         final List<Instant> since = new ArrayList<>();
 
-        void add(String topic, String key, byte[] value) {
-            List<ConsumerRecord<String, byte[]>> kept = records.computeIfAbsent(topic + "/" + key, k -> new ArrayList<>());
-            kept.add(new ConsumerRecord<>(topic, 0, kept.size(), key, value));
+        @Override
+        public List<StreamPayload> rawEvents(String runId, Instant from) {
+            return read(TOPICS.rawEvents(), runId.equals("run-1") ? events : List.of(), from);
         }
 
         @Override
-        public void read(String topic, String key, Instant from, io.turnstream.runtime.GrouplessConsumer.RecordHandler handler) {
+        public List<ToolResult> toolResults(String turnId, Instant from) {
+            return read(TOPICS.toolResults(), turnId.equals("turn-1") ? results : List.of(), from);
+        }
+
+        @Override
+        public List<ControlMessage> commands(String turnId, Instant from) {
+            return read(TOPICS.control(), turnId.equals("turn-1") ? commands : List.of(), from);
+        }
+
+        private <T> List<T> read(String topic, List<T> values, Instant from) {
             topicsRead.add(topic);
             since.add(from);
-            for (ConsumerRecord<String, byte[]> record : records.getOrDefault(topic + "/" + key, List.of())) {
-                try {
-                    handler.handle(record);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
+            return values;
         }
     }
 }

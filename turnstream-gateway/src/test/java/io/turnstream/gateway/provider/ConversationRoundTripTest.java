@@ -3,6 +3,7 @@ package io.turnstream.gateway.provider;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.Json;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -106,6 +107,57 @@ class ConversationRoundTripTest {
         assertThat(messages.get(3).get("tool_call_id").asText()).isEqualTo("call_c91SqDXlYFuETYv8mUHzz6pp");
         assertThat(next.request().at("/stream_options/include_usage").asBoolean()).isTrue();
         assertThat(next.request().at("/tools/0/function/name").asText()).isEqualTo(InstalledTools.ALL.get(0).name());
+    }
+
+    /** A user message's image and PDF reach each provider in its own content parts, the files before the text. */
+    @Test
+    void filesGoToEachProviderInItsWireFormat() {
+        Conversation.FilePart png = new Conversation.FilePart("image/png", "data:image/png;base64," + PNG, null);
+        Conversation.FilePart pdf = new Conversation.FilePart("application/pdf", "data:application/pdf;base64," + PDF,
+                "report.pdf");
+        Conversation.FilePart linked = new Conversation.FilePart("image/*", "https://example.com/cat.jpg", null);
+        ModelRequest request = new ModelRequest("m", null, List.of(new Conversation.UserText("What do these show?",
+                List.of(png, pdf, linked))), List.of(), 1024, null);
+
+        JsonNode anthropic = streams.play("files-anthropic", RecordedStreams.bytes("anthropic-docs-basic.sse"),
+                new AnthropicMessagesAdapter(), request).request().at("/messages/0/content");
+        assertThat(anthropic.get(0)).isEqualTo(json("""
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "%s"}}""".formatted(PNG)));
+        assertThat(anthropic.get(1)).isEqualTo(json("""
+                {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "%s"},
+                 "title": "report.pdf"}""".formatted(PDF)));
+        assertThat(anthropic.get(2)).isEqualTo(json("""
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}}"""));
+        assertThat(anthropic.get(3).get("text").asText()).isEqualTo("What do these show?");
+
+        JsonNode chat = streams.play("files-chat", RecordedStreams.bytes("openai-chat-text.sse"),
+                new OpenAiChatAdapter(), request).request().at("/messages/0/content");
+        assertThat(chat.get(0)).isEqualTo(json("""
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,%s"}}""".formatted(PNG)));
+        assertThat(chat.get(1)).isEqualTo(json("""
+                {"type": "file", "file": {"filename": "report.pdf", "file_data": "data:application/pdf;base64,%s"}}"""
+                .formatted(PDF)));
+        assertThat(chat.get(2).at("/image_url/url").asText()).isEqualTo("https://example.com/cat.jpg");
+        assertThat(chat.get(3)).isEqualTo(json("{\"type\": \"text\", \"text\": \"What do these show?\"}"));
+
+        JsonNode responses = streams.play("files-responses",
+                RecordedStreams.bytes("vercel-responses-reasoning-fc-part4.sse"), new OpenAiResponsesAdapter(), request)
+                .request().at("/input/0/content");
+        assertThat(responses.get(0)).isEqualTo(json("""
+                {"type": "input_image", "image_url": "data:image/png;base64,%s"}""".formatted(PNG)));
+        assertThat(responses.get(1)).isEqualTo(json("""
+                {"type": "input_file", "filename": "report.pdf", "file_data": "data:application/pdf;base64,%s"}"""
+                .formatted(PDF)));
+        assertThat(responses.get(3)).isEqualTo(json("""
+                {"type": "input_text", "text": "What do these show?"}"""));
+    }
+
+    /** A 1x1 PNG and the start of a PDF, base64. */
+    static final String PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    static final String PDF = "JVBERi0xLjQKJcfsj6IK";
+
+    private static JsonNode json(String text) {
+        return Json.fromString(text, JsonNode.class);
     }
 
     private static ModelRequest nextStep(StepOutcome first, ToolCallRequest call, String output) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.gateway.BrokerStack;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
@@ -12,12 +13,7 @@ import io.turnstream.gateway.sim.SimulatedReply;
 import io.turnstream.gateway.sim.SimulatedRequest;
 import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.model.Json;
-import io.turnstream.model.Topics;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.testsupport.UsesBroker;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -34,9 +30,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -56,8 +52,8 @@ class GatewaySecurityTest {
     @TempDir
     static Path dir;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static SimulatedAnthropicServer provider;
     private static Gateway first;
     private static Gateway second;
@@ -65,38 +61,23 @@ class GatewaySecurityTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "security-test",
-                dir.resolve("state"), Map.of()));
-        provider = SimulatedAnthropicServer.start(0, GatewaySecurityTest::script, 0);
+        stack.broker(3);
+        stack.topology("security-test", dir.resolve("state"));
+        provider = stack.closing(SimulatedAnthropicServer.start(0, GatewaySecurityTest::script, 0));
         Path keys = Files.writeString(dir.resolve("api-keys"), "# tenant:key\ntenant-a:" + KEY_A + "\ntenant-b:" + KEY_B + "\n");
         first = gateway(keys);
         second = gateway(keys);
     }
 
     private static Gateway gateway(Path keys) {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         settings.put(SecurityConfig.API_KEYS_FILE, keys.toString());
         settings.put("turnstream.gateway.cors.allowed-origins", ALLOWED_ORIGIN);
         settings.put("turnstream.gateway.tenant.max-concurrent-turns", String.valueOf(MAX_CONCURRENT));
         settings.put("turnstream.gateway.max-field-chars", String.valueOf(MAX_FIELD_CHARS));
         settings.put("turnstream.gateway.max-body-bytes", "20000");
         settings.put("turnstream.gateway.unknown-turn-grace-ms", "500");
-        return Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        second.close();
-        first.close();
-        provider.close();
-        topology.close();
-        broker.close();
+        return stack.gateway(settings, provider);
     }
 
     /** "slow:" prompts stream for a long time (until cancelled); anything else is a short answer. */
@@ -142,10 +123,12 @@ class GatewaySecurityTest {
     void aTenantSeesItsTurnOnEveryInstanceAndAnotherTenantFindsNothing() throws Exception {
         String turnId = startTurn(first, KEY_A, "hello").get("turnId").asText();
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> "complete".equals(
-                Json.fromString(send(get(second, "/v1/turns/" + turnId), KEY_A).body(), JsonNode.class).path("status").asText()));
-        JsonNode snapshot = Json.fromString(send(get(second, "/v1/turns/" + turnId), KEY_A).body(), JsonNode.class);
-        assertThat(snapshot.at("/turn/tenantId").asText()).isEqualTo("tenant-a");
+        // the other instance knows the turn from its request at once; its lifecycle event follows from the topology
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            JsonNode snapshot = Json.fromString(send(get(second, "/v1/turns/" + turnId), KEY_A).body(), JsonNode.class);
+            assertThat(snapshot.path("status").asText()).isEqualTo("complete");
+            assertThat(snapshot.at("/turn/tenantId").asText()).isEqualTo("tenant-a");
+        });
 
         for (Gateway gateway : List.of(first, second)) {
             assertRefused(send(get(gateway, "/v1/turns/" + turnId), KEY_B), 404, "no turn " + turnId);
@@ -246,9 +229,7 @@ class GatewaySecurityTest {
 
     @Test
     void withoutKeysTheGatewayRefusesANonLoopbackAddressUnlessInsecure() {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         settings.put("turnstream.gateway.host", "0.0.0.0");
 
         assertThatThrownBy(() -> Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of()))
@@ -263,9 +244,7 @@ class GatewaySecurityTest {
 
     @Test
     void withoutKeysOnlyRequestsAddressedToLocalhostAreServed() throws Exception {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         try (Gateway local = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of())) {
             assertThat(statusLine(local.port(), "127.0.0.1:" + local.port())).contains(" 404 ");
             assertThat(statusLine(local.port(), "localhost:" + local.port())).contains(" 404 ");

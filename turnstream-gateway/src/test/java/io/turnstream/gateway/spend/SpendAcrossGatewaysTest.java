@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.turnstream.gateway.BrokerStack;
 import io.turnstream.gateway.Gateway;
-import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.security.SecurityConfig;
 import io.turnstream.gateway.sim.SimulatedAnthropicServer;
@@ -15,23 +15,15 @@ import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
-import io.turnstream.model.Topics;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.runtime.TraceContext;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.Properties;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,21 +39,17 @@ class SpendAcrossGatewaysTest {
     @TempDir
     static Path dir;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static SimulatedAnthropicServer provider;
     private static Gateway first;
     private static Gateway second;
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 3, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "spend-test",
-                dir.resolve("state"), Map.of()));
-        provider = SimulatedAnthropicServer.start(0, SpendAcrossGatewaysTest::script, 0);
+        stack.broker(3);
+        stack.topology("spend-test", dir.resolve("state"));
+        provider = stack.closing(SimulatedAnthropicServer.start(0, SpendAcrossGatewaysTest::script, 0));
         Path keys = Files.writeString(dir.resolve("api-keys"),
                 "budgeted:key-of-budgeted-0123456789\nbusy:key-of-busy-0123456789\n");
         first = gateway(keys);
@@ -69,22 +57,11 @@ class SpendAcrossGatewaysTest {
     }
 
     private static Gateway gateway(Path keys) {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         settings.put(SecurityConfig.API_KEYS_FILE, keys.toString());
         settings.put("turnstream.gateway.tenant.max-concurrent-turns", "1");
         settings.put("turnstream.gateway.tenant.budgeted.max-tokens-per-day", "1");
-        return Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()), List.of());
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        second.close();
-        first.close();
-        provider.close();
-        topology.close();
-        broker.close();
+        return stack.gateway(settings, provider);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.turnstream.gateway.thread;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -26,12 +27,14 @@ import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +46,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -173,6 +177,32 @@ class ThreadTurnsTest {
         }
     }
 
+    /** A file sent with useChat's first message goes to the provider again on a later turn that sends only its text. */
+    @Test
+    void aFilePartSurvivesTheThreadsLaterTurn() throws Exception {
+        try (Gateway gateway = gateway("reject")) {
+            String chat = "chat-" + UUID.randomUUID();
+            String png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+            var first = uiMessage("u-1", "user", "What is in this picture?");
+            ((ArrayNode) first.get("parts")).insertObject(0).put("type", "file")
+                    .put("mediaType", "image/png").put("url", "data:image/png;base64," + png).put("filename", "dot.png");
+            chat(gateway, chat, Json.MAPPER.createArrayNode().add(first));
+            JsonNode image = received.get("What is in this picture?").at("/messages/0/content/0");
+            assertThat(image.at("/source/data").asText()).as("the first turn's provider request").isEqualTo(png);
+
+            chat(gateway, chat, Json.MAPPER.createArrayNode().add(uiMessage("u-2", "user", "And its colour?")));
+
+            JsonNode messages = received.get("And its colour?").get("messages");
+            assertThat(roles(messages)).containsExactly("user", "assistant", "user");
+            JsonNode again = messages.get(0).get("content");
+            assertThat(again.get(0).get("type").asText()).isEqualTo("image");
+            assertThat(again.get(0).get("source")).isEqualTo(Json.MAPPER.createObjectNode().put("type", "base64")
+                    .put("media_type", "image/png").put("data", png));
+            assertThat(text(messages.get(0))).isEqualTo("What is in this picture?");
+            assertThat(text(messages.get(2))).isEqualTo("And its colour?");
+        }
+    }
+
     @Test
     void underRejectAMessageToABusyThreadIsA409() throws Exception {
         try (Gateway gateway = gateway("reject")) {
@@ -204,6 +234,43 @@ class ThreadTurnsTest {
             assertThat(roles(messages)).containsExactly("user", "assistant", "user");
             assertThat(messages.get(1).toString()).as("it ran after the first turn's whole answer")
                     .contains(SLOW_ANSWER.substring(SLOW_ANSWER.length() - 40));
+        }
+    }
+
+    /**
+     * A queued turn shows nowhere but its request until it starts; every instance knows it from that request: one
+     * that neither accepted nor runs it answers its status (running, nothing said yet) and streams its events.
+     */
+    @Test
+    void underEnqueueAQueuedTurnIsKnownToEveryInstanceBeforeItStarts() throws Exception {
+        try (Gateway one = gateway("enqueue"); Gateway two = gateway("enqueue")) {
+            String thread = "thread-" + UUID.randomUUID();
+            String running = startTurn(one, thread, "endless: talk").get("turnId").asText();
+            awaitRunning(one, running);
+            Awaitility.await().atMost(Duration.ofSeconds(TURN_TIMEOUT_S)).until(() ->
+                    one.commands().status(running).isPresent() || two.commands().status(running).isPresent());
+            Gateway owner = one.commands().status(running).isPresent() ? one : two;
+            Gateway other = owner == one ? two : one;
+            String queued = startTurn(owner, thread, "And then?").get("turnId").asText();
+
+            Awaitility.await().atMost(Duration.ofSeconds(TURN_TIMEOUT_S)).untilAsserted(() -> {
+                HttpResponse<String> status = http.send(HttpRequest.newBuilder(URI.create(other.baseUrl()
+                        + "/v1/turns/" + queued)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(status.statusCode()).as(status.body()).isEqualTo(200);
+                JsonNode snapshot = Json.MAPPER.readTree(status.body());
+                assertThat(snapshot.get("status").asText()).isEqualTo("running");
+                assertThat(snapshot.get("threadId").asText()).isEqualTo(thread);
+            });
+            HttpResponse<InputStream> events = http.send(HttpRequest.newBuilder(URI.create(other.baseUrl()
+                    + "/v1/turns/" + queued + "/events")).build(), HttpResponse.BodyHandlers.ofInputStream());
+            events.body().close();
+            assertThat(events.statusCode()).as("its events can be followed there").isEqualTo(200);
+            assertThat(owner.views().snapshot(queued, null).map(TurnSnapshot::turn)).as("it has not started")
+                    .isEmpty();
+            assertThat(owner.views().snapshot(running, null).orElseThrow().status()).isEqualTo(TurnPhase.RUNNING);
+
+            other.commands().cancel(running, "test over");
+            assertThat(ended(other, queued).status()).isEqualTo(TurnPhase.COMPLETE);
         }
     }
 
@@ -252,6 +319,12 @@ class ThreadTurnsTest {
                     .isEqualTo(TurnPhase.RUNNING);
             gateway.commands().cancel(running, "test over");
             ended(gateway, running);
+
+            String after = startTurn(gateway, thread, "After that?").get("turnId").asText();
+            assertThat(ended(gateway, after).status()).isEqualTo(TurnPhase.COMPLETE);
+            assertThat(received.get("After that?").get("messages").toString())
+                    .as("the refused request is not part of the thread's conversation").doesNotContain("Me too")
+                    .contains("endless: talk");
         }
     }
 

@@ -1,0 +1,295 @@
+package io.turnstream.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.turnstream.model.Json;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.Topics;
+import io.turnstream.model.UiPayloadType;
+import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.runtime.FreePorts;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * The deployment shape on a real three-node cluster, every piece a process: 3 brokers, 2 topology
+ * instances, 2 tool executors, 2 gateways (the simulated provider, whose turns list the workspace and
+ * read a file: two tool calls each). The turns start at once; while they stream, one topology
+ * instance, one executor, one gateway and one broker are SIGKILLed in turn (the broker then restarted),
+ * each after the turns have streamed again since the previous one. Returns what a {@code read_committed}
+ * reader saw on each topic and each fault's takeover: from the SIGKILL to every turn then in flight
+ * showing an upsert (and a raw event) written after it. {@code ClusterFaultsTest} checks the records'
+ * invariants; {@code turnstream bench --cluster 3} reports the figures.
+ */
+public final class ClusterFaultRun {
+
+    /**
+     * @param turns turns started at once
+     * @param minInFlight before a fault, fewer turns than this in flight get this many more, so each fault hits
+     *     turns mid-stream
+     * @param tokensPerSecond the simulated provider's rate: slow enough that the turns stream through the faults
+     * @param bound every wait is for a state, bounded by this
+     * @param classpath holds the {@code turnstream} CLI the nodes and services run
+     * @param logDir where each service's output goes ({@code NAME.log}), kept for a post-mortem
+     */
+    public record Settings(int turns, int minInFlight, int tokensPerSecond, Duration bound, String classpath,
+                           Path logDir) {
+    }
+
+    /**
+     * One fault and its takeover.
+     *
+     * @param killedAt the wall-clock time of the SIGKILL, to find it in the services' logs
+     * @param upsertsAgainSeconds the last turn in flight to show an upsert written after the SIGKILL, and
+     *     {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail)
+     */
+    public record Fault(String what, Instant killedAt, double atSeconds, int inFlight, int streaming,
+                        double upsertsAgainSeconds, double upsertsAgainMedianSeconds, double rawAgainSeconds,
+                        int rawResolved, int rawRuns) {
+
+        public String describe() {
+            return String.format(Locale.ROOT, "%s SIGKILLed at %s with %d turns in flight (%d streaming): "
+                    + "upserts again after %.1f s (median turn %.1f s), raw events after %.1f s (%d of %d runs)", what,
+                    killedAt, inFlight, streaming, upsertsAgainSeconds, upsertsAgainMedianSeconds, rawAgainSeconds,
+                    rawResolved, rawRuns);
+        }
+    }
+
+    /**
+     * What the run saw.
+     *
+     * @param turns every turn started; {@code runs} the run id of each
+     * @param upserts, raw, appends, results everything a read_committed reader read of each topic by the end
+     * @param upsertSightings per turn, when each of its upserts was written and read
+     * @param startedAtNanos {@link System#nanoTime()} when the run began: the sightings' read times and the
+     *     faults' {@code atSeconds} count from it
+     */
+    public record Report(List<String> turns, Map<String, String> runs, List<Fault> faults, double startupSeconds,
+                         double seconds, long startedAtNanos, List<ConsumerRecord<String, String>> upserts,
+                         List<ConsumerRecord<String, String>> raw, List<ConsumerRecord<String, String>> appends,
+                         List<ConsumerRecord<String, String>> results,
+                         Map<String, List<TopicFollower.Sighting>> upsertSightings) {
+    }
+
+    private static final String PROMPT = "What is in this workspace?";
+    /** How long the gateways' writes are watched after a fault, for the figure only. */
+    private static final Duration SOURCE_BOUND = Duration.ofSeconds(60);
+    /** Partitions of each contract topic on the run's own cluster. */
+    public static final int PARTITIONS = 6;
+
+    private final Settings settings;
+    private final Path dir;
+    private final PrintWriter progress;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final List<ServiceProcess> services = new ArrayList<>();
+    private final Map<String, Integer> apiPorts = new ConcurrentHashMap<>();
+    private final Map<String, String> runs = new ConcurrentHashMap<>();
+
+    public ClusterFaultRun(Settings settings, Path dir, PrintWriter progress) {
+        this.settings = settings;
+        this.dir = dir;
+        this.progress = progress;
+    }
+
+    /** On a cluster of its own, which it stops at the end. */
+    public Report run() throws Exception {
+        try (LocalCluster kafka = LocalCluster.start(dir.resolve("kafka"), 3, PARTITIONS, settings.classpath())) {
+            return run(kafka);
+        }
+    }
+
+    /** On {@code kafka}, whose contract topics exist and whose node 2 it kills and restarts. */
+    public Report run(LocalCluster kafka) throws Exception {
+        long began = System.nanoTime();
+        Path workspace = Files.createDirectories(dir.resolve("workspace"));
+        Files.writeString(workspace.resolve("README.md"), "# Launch notes\nThe launch is on Tuesday; the demo runs at ten.\n");
+        Files.writeString(workspace.resolve("plan.md"), "- dry run on Monday\n- launch on Tuesday\n");
+        String servers = kafka.bootstrapServers();
+        int turns = settings.turns();
+        Path common = Files.writeString(dir.resolve("common.properties"), String.join("\n",
+                // the services start together on a small machine: the first answer from the cluster may take a while
+                "turnstream.connect.timeout.ms=120000",
+                "turnstream.simulated.tokens-per-second=" + settings.tokensPerSecond(),
+                "turnstream.gateway.tenant.max-concurrent-turns=" + 2 * turns,
+                "turnstream.gateway.tenant.max-turns-per-minute=" + 10 * turns,
+                "turnstream.gateway.tenant.max-requests-per-second=" + 10 * turns,
+                "turnstream.application.id=cluster-faults",
+                ""));
+        try {
+            ServiceProcess topologyA = topology("topology-a", servers, common);
+            topology("topology-b", servers, common);
+            ServiceProcess executorA = executor("executor-a", servers, common, workspace);
+            executor("executor-b", servers, common, workspace);
+            ServiceProcess gatewayA = gateway("gateway-a", servers, common);
+            ServiceProcess gatewayB = gateway("gateway-b", servers, common);
+            for (ServiceProcess service : services) {
+                service.awaitHealthy(settings.bound());
+            }
+            double startup = secondsSince(began);
+            say("%d brokers and %d services ready after %.0f s", kafka.size(), services.size(), startup);
+            return faults(kafka, List.of(topologyA, executorA, gatewayA), List.of(gatewayA, gatewayB), startup,
+                    began);
+        } finally {
+            for (ServiceProcess service : services) {
+                service.close();
+            }
+        }
+    }
+
+    private Report faults(LocalCluster kafka, List<ServiceProcess> victims, List<ServiceProcess> gateways,
+                          double startup, long began) throws Exception {
+        String servers = kafka.bootstrapServers();
+        Duration bound = settings.bound();
+        try (TopicFollower upserts = new TopicFollower(servers, Topics.DEFAULTS.upserts(), ClusterFaultRun::endsTurn);
+             TopicFollower raw = new TopicFollower(servers, Topics.DEFAULTS.rawEvents(), ClusterFaultRun::endsRun);
+             TopicFollower appends = new TopicFollower(servers, Topics.DEFAULTS.itemAppends(), r -> false);
+             TopicFollower results = new TopicFollower(servers, Topics.DEFAULTS.toolResults(), r -> false)) {
+            List<String> turns = new ArrayList<>(startTurns(gateways, settings.turns()));
+            record Injection(String what, Kill kill) {
+            }
+            List<Injection> injections = List.of(
+                    new Injection("topology instance", victims.get(0)::kill),
+                    new Injection("tool executor", victims.get(1)::kill),
+                    new Injection("gateway", victims.get(2)::kill),
+                    new Injection("broker", () -> kafka.kill(2)));
+            List<Fault> faults = new ArrayList<>();
+            for (Injection injection : injections) {
+                if (upserts.inFlight(turns).size() < settings.minInFlight()) {
+                    turns.addAll(startTurns(gateways.stream().filter(ServiceProcess::isAlive).toList(),
+                            settings.minInFlight()));
+                }
+                List<String> inFlight = upserts.inFlight(turns);
+                Waits.until("turns streaming before the " + injection.what() + " is killed", bound, Duration.ofMillis(200),
+                        () -> inFlight.stream().filter(upserts::hasStreamed).count(), n -> n >= inFlight.size() / 2);
+                List<String> hit = upserts.inFlight(turns);
+                List<String> hitRuns = hit.stream().map(runs::get).toList();
+                long killedMillis = System.currentTimeMillis();
+                long killedNanos = System.nanoTime();
+                injection.kill().run();
+                // what a UI reads: every turn in flight shows an upsert written after the kill (or had ended)
+                TopicFollower.Takeover shown = Waits.until("every turn in flight streaming upserts again after the "
+                                + injection.what() + " was killed", bound, Duration.ofMillis(200),
+                        () -> upserts.since(killedMillis, killedNanos, hit), t -> t.resolved() == hit.size());
+                // the gateways' own writes, which the upserts of a backlog written after the kill can hide:
+                // measured, not required
+                TopicFollower.Takeover written;
+                try {
+                    written = Waits.until("raw events again", SOURCE_BOUND, Duration.ofMillis(200),
+                            () -> raw.since(killedMillis, killedNanos, hitRuns), t -> t.resolved() == hitRuns.size());
+                } catch (IllegalStateException notAll) {
+                    written = raw.since(killedMillis, killedNanos, hitRuns);
+                }
+                Fault fault = new Fault(injection.what(), Instant.ofEpochMilli(killedMillis), (killedNanos - began) / 1e9,
+                        hit.size(), shown.streamedAgain().size(), seconds(shown.longest()), seconds(shown.median()),
+                        seconds(written.longest()), written.resolved(), hitRuns.size());
+                faults.add(fault);
+                say("%s", fault.describe());
+            }
+            kafka.restart(2);
+            Waits.until("every turn ended", bound, Duration.ofSeconds(1), () -> upserts.inFlight(turns), List::isEmpty);
+            List<String> runIds = turns.stream().map(runs::get).toList();
+            Waits.until("every run's raw events read to its end", bound, Duration.ofSeconds(1), () -> raw.inFlight(runIds),
+                    List::isEmpty);
+            Map<String, List<TopicFollower.Sighting>> sightings = new ConcurrentHashMap<>();
+            turns.forEach(turn -> sightings.put(turn, upserts.sightings(turn)));
+            Report report = new Report(List.copyOf(turns), Map.copyOf(runs), List.copyOf(faults), startup,
+                    secondsSince(began), began, upserts.readToEnd(bound), raw.readToEnd(bound),
+                    appends.readToEnd(bound), results.readToEnd(bound), sightings);
+            say("%d turns (%d started at once) ended after %.0f s", turns.size(), settings.turns(), report.seconds());
+            return report;
+        }
+    }
+
+    @FunctionalInterface
+    private interface Kill {
+        void run() throws Exception;
+    }
+
+    private ServiceProcess topology(String name, String servers, Path common) throws IOException {
+        int health = FreePorts.take();
+        return add(ServiceProcess.start(name, settings.classpath(), settings.logDir(), health, List.of("topology",
+                "--bootstrap-servers", servers, "--config", common.toString(), "--health-port", String.valueOf(health),
+                "--state-dir", dir.resolve("state-" + name).toString())));
+    }
+
+    private ServiceProcess executor(String name, String servers, Path common, Path workspace) throws IOException {
+        // two executors on one workspace: each its own instance id (static membership, transactional id)
+        Path config = Files.writeString(dir.resolve(name + ".properties"),
+                Files.readString(common) + "turnstream.tool-executor.instance-id=" + name + "\n");
+        int health = FreePorts.take();
+        return add(ServiceProcess.start(name, settings.classpath(), settings.logDir(), health, List.of("tool-executor",
+                "--bootstrap-servers", servers, "--config", config.toString(), "--health-port", String.valueOf(health),
+                "--workspace", workspace.toString())));
+    }
+
+    private ServiceProcess gateway(String name, String servers, Path common) throws IOException {
+        List<Integer> ports = FreePorts.take(2);
+        apiPorts.put(name, ports.get(0));
+        return add(ServiceProcess.start(name, settings.classpath(), settings.logDir(), ports.get(1), List.of("gateway",
+                "--bootstrap-servers", servers, "--config", common.toString(), "--port", String.valueOf(ports.get(0)),
+                "--management-port", String.valueOf(ports.get(1)))));
+    }
+
+    private ServiceProcess add(ServiceProcess service) {
+        services.add(service);
+        return service;
+    }
+
+    /** Starts {@code count} turns, alternating over {@code gateways}; returns their ids. */
+    private List<String> startTurns(List<ServiceProcess> gateways, int count) throws Exception {
+        List<String> turns = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            ServiceProcess gateway = gateways.get(i % gateways.size());
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + apiPorts.get(gateway.name()) + "/v1/turns"))
+                    .header("content-type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(Json.toString(Map.of("prompt", PROMPT)))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 202) {
+                throw new IllegalStateException("POST /v1/turns to " + gateway.name() + ": " + response.statusCode()
+                        + " " + response.body());
+            }
+            JsonNode started = Json.MAPPER.readTree(response.body());
+            turns.add(started.get("turnId").asText());
+            runs.put(started.get("turnId").asText(), started.get("runId").asText());
+        }
+        return turns;
+    }
+
+    private static boolean endsTurn(ConsumerRecord<String, String> upsert) {
+        UiPayloadType type = Json.fromString(upsert.value(), UpsertEnvelope.class).payload().type();
+        return type == UiPayloadType.TURN_COMPLETED || type == UiPayloadType.TURN_ERROR;
+    }
+
+    private static boolean endsRun(ConsumerRecord<String, String> rawEvent) {
+        String type = Json.fromString(rawEvent.value(), StreamEvent.class).type();
+        return StreamPayload.RESPONSE_DONE.equals(type) || StreamPayload.RESPONSE_ERROR.equals(type);
+    }
+
+    private void say(String format, Object... args) {
+        progress.printf("cluster-faults: " + format + "%n", args);
+        progress.flush();
+    }
+
+    private static double seconds(Duration duration) {
+        return duration.toMillis() / 1000.0;
+    }
+
+    private static double secondsSince(long nanoTime) {
+        return (System.nanoTime() - nanoTime) / 1e9;
+    }
+}

@@ -1,0 +1,32 @@
+package io.turnstream.cluster;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+
+/** Waits for a state by polling it, bounded: the fault runs wait for states, never for a time. */
+final class Waits {
+
+    private Waits() {
+    }
+
+    /**
+     * Polls {@code value} every {@code interval} until {@code done} holds for it, and returns it.
+     *
+     * @throws IllegalStateException naming {@code what} when {@code bound} passes first
+     */
+    static <T> T until(String what, Duration bound, Duration interval, Callable<T> value, Predicate<T> done)
+            throws Exception {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (true) {
+            T current = value.call();
+            if (done.test(current)) {
+                return current;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("not reached within " + bound.toSeconds() + " s: " + what);
+            }
+            Thread.sleep(interval.toMillis());
+        }
+    }
+}
