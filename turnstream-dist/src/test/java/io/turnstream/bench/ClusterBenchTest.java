@@ -35,7 +35,7 @@ class ClusterBenchTest {
 
     @Test
     void theResultsAreWrittenAsJsonAndMarkdown() throws Exception {
-        ClusterFaultRun.Fault fault = new ClusterFaultRun.Fault("gateway", "2026-11-27T01:36:28.155Z", 70.5, 26, 26,
+        ClusterFaultRun.Fault fault = new ClusterFaultRun.Fault("gateway", "2026-11-27T01:36:28.155Z", 70.4, 26, 26,
                 10.6, 1.2, 10.2, 26, 26);
         BenchResults.LoadAverage load = new BenchResults.LoadAverage(1.0, 2.0, 3.0);
         ClusterBench.Results results = new ClusterBench.Results(2, load, load, ClusterBench.Settings.quick(3),
