@@ -84,7 +84,8 @@ public final class ServiceAcls {
         all.put(Service.GATEWAY, new Grants(principal(Service.GATEWAY, principals))
                 .read(topics.turnRequests(), topics.rawEvents(), topics.upserts(), topics.itemAppends(), topics.itemState(),
                         topics.control(), topics.toolResults(), topics.toolDefinitions(), topics.threadAllowances())
-                .write(topics.rawEvents(), topics.turnRequests(), topics.control(), topics.threadAllowances())
+                .write(topics.rawEvents(), topics.turnRequests(), topics.control(), topics.threadAllowances(),
+                        topics.deadLetters())
                 .group(gatewayGroup)
                 .transactionalIdPrefix(gatewayGroup + "-turns-")
                 .list());

@@ -182,6 +182,40 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     }
 
     /**
+     * A resumed turn of which Kafka holds a record that cannot be used (dead-lettered by the ownership loop): it ends
+     * at once with {@code turn_error} ({@code TURN_CANNOT_RUN}), its permit released, rather than calling a step again
+     * or failing at every next owner the same way.
+     */
+    @Override
+    public void endUnresumable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
+                               TurnPartition partition, long offset, String why) {
+        TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(record.turnId(), record.threadId(),
+                record.runId(), TurnPhase.RUNNING));
+        partition.started(offset, active);
+        try {
+            turns.execute(() -> {
+                try {
+                    endUnrunnable(record, trace, steps, true, partition, active,
+                            ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot be resumed: " + why));
+                } catch (RuntimeException e) {
+                    LOG.error("cannot end turn {}; leaving it to the partition's next owner", record.turnId(), e);
+                    active.handover.complete(null);
+                    registry.release(record.turnId());
+                } finally {
+                    partition.stopped(offset, record.turnId(), active.handover.isDone());
+                    if (!active.handover.isDone()) {
+                        permits.accept(record.turnId());
+                    }
+                }
+            });
+        } catch (RejectedExecutionException shuttingDown) {
+            active.handover.complete(null);
+            registry.release(record.turnId());
+            partition.stopped(offset, record.turnId(), true);
+        }
+    }
+
+    /**
      * The turn stopped; the thread's next turn may start once the turn before it has ended too (a turn cancelled
      * while it waited stops before the turn it waited for).
      */

@@ -318,10 +318,8 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurnInThread(String prompt, String threadId) throws Exception {
-        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt).put("threadId", threadId)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(gateway, JsonNodeFactory.instance.objectNode().put("prompt", prompt)
+                .put("threadId", threadId));
     }
 
     private static JsonNode fileArgs(String path, String content) {
@@ -357,27 +355,16 @@ class AgentLoopUpsertsTest {
     }
 
     private static String startTurn(String prompt, String fallbackModel) throws Exception {
-        HttpResponse<String> response = post(gateway, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt).put("fallbackModel", fallbackModel)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(gateway, JsonNodeFactory.instance.objectNode().put("prompt", prompt)
+                .put("fallbackModel", fallbackModel));
     }
 
     private static String startTurn(Gateway on, String prompt) throws Exception {
-        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(JsonNodeFactory.instance.objectNode()
-                .put("prompt", prompt)));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(on, JsonNodeFactory.instance.objectNode().put("prompt", prompt));
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return post(gateway, path, body);
-    }
-
-    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return GatewayHttp.post(gateway, path, body);
     }
 
     /** A tool that runs until it is interrupted (a cancel) or the test ends, whichever comes first. */

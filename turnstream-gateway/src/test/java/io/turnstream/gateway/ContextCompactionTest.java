@@ -27,10 +27,6 @@ import io.turnstream.runtime.UpsertLog;
 import io.turnstream.testsupport.UsesBroker;
 import io.turnstream.tools.PublishedTools;
 import io.turnstream.tools.ToolRegistry;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -64,7 +60,6 @@ class ContextCompactionTest {
     private static Gateway gateway;
     private static RawEventsTap raw;
     private static UpsertLog upserts;
-    private static final HttpClient http = HttpClient.newHttpClient();
     /** Every request the provider received, per scenario (the prompt's first word). */
     private static final Map<String, List<SimulatedRequest>> requests = new ConcurrentHashMap<>();
 
@@ -216,11 +211,6 @@ class ContextCompactionTest {
     }
 
     private static String startTurn(String prompt) throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + "/v1/turns"))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(Json.toString(Json.MAPPER.createObjectNode().put("prompt", prompt))))
-                .build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(gateway, Json.MAPPER.createObjectNode().put("prompt", prompt));
     }
 }

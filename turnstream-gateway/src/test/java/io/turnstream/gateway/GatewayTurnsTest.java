@@ -686,9 +686,7 @@ class GatewayTurnsTest {
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(gateway.baseUrl() + path))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return GatewayHttp.post(gateway, path, body);
     }
 
     /** Posts a chat as the AI SDK does when the app sets no system prompt; returns the status. */

@@ -28,9 +28,6 @@ import io.turnstream.tools.ToolApprovals;
 import io.turnstream.tools.ToolContext;
 import io.turnstream.tools.ToolExecutorConfig;
 import io.turnstream.tools.ToolRegistry;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,7 +62,6 @@ class ToolApprovalsTest {
     private static SimulatedAnthropicServer provider;
     private static Gateway gateway;
     private static UpsertLog upserts;
-    private static final HttpClient http = HttpClient.newHttpClient();
     /** How often the note tool ran, per note. */
     private static final Map<String, AtomicInteger> notesTaken = new ConcurrentHashMap<>();
     /** How often the model was called, per prompt. */
@@ -162,8 +158,8 @@ class ToolApprovalsTest {
         settings.put(Topics.PREFIX + "turn-requests", LATE_TURN_REQUESTS);
         try (Gateway late = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
                 List.of())) {
-            HttpResponse<String> response = post(late, "/v1/turns/" + turnId + "/tool-calls/" + callId + "/approval",
-                    "{\"approved\": true}");
+            HttpResponse<String> response = GatewayHttp.post(late,
+                    "/v1/turns/" + turnId + "/tool-calls/" + callId + "/approval", "{\"approved\": true}");
 
             assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
             assertThat(Json.fromString(response.body(), JsonNode.class).get("approved").asBoolean()).isTrue();
@@ -201,7 +197,7 @@ class ToolApprovalsTest {
 
             String elsewhere = startTurn(late, "note: another thread", thread + "-other");
             String otherCall = awaitAwaitingApproval(elsewhere);
-            assertThat(post(late, "/v1/turns/" + elsewhere + "/tool-calls/" + otherCall + "/approval",
+            assertThat(GatewayHttp.post(late, "/v1/turns/" + elsewhere + "/tool-calls/" + otherCall + "/approval",
                     "{\"approved\": false, \"reason\": \"not here\"}").statusCode()).isEqualTo(202);
             assertThat(toolOutput(upserts.awaitEnd(elsewhere, TURN_TIMEOUT)).success())
                     .as("the allowance is of its thread only").isFalse();
@@ -316,19 +312,11 @@ class ToolApprovalsTest {
         if (threadId != null) {
             body.put("threadId", threadId);
         }
-        HttpResponse<String> response = post(on, "/v1/turns", Json.toString(body));
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
-        return Json.fromString(response.body(), JsonNode.class).get("turnId").asText();
+        return GatewayHttp.startTurn(on, body);
     }
 
     private static HttpResponse<String> post(String path, String body) throws Exception {
-        return post(gateway, path, body);
-    }
-
-    private static HttpResponse<String> post(Gateway on, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(on.baseUrl() + path))
-                .header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return GatewayHttp.post(gateway, path, body);
     }
 
     /** Takes a note: counts how often each note was taken, so a test can tell whether a call ran. */

@@ -158,6 +158,26 @@ class TurnRunnerTest {
     }
 
     @Test
+    void aResumedTurnWithAStepRecordThatCannotBeUsedEndsWithTurnCannotRunWithoutCallingTheModel() {
+        history = (request, steps, requestedModel, active) -> TurnProgress.of(request.runId(), requestedModel, steps,
+                List.of(new StreamPayload.ResponseStart(request.runId(), request.turnId(), request.threadId(), null,
+                        requestedModel, "simulated", 1L)));
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+        TurnRequestRecord record = request("hi");
+        TurnRunner runner = runner();
+
+        runner.endUnresumable(record, TraceContext.fresh(), List.of(), partition, OFFSET, "its record at p@6 cannot be used");
+        runner.close();
+
+        assertThat(partition.events).singleElement().isInstanceOfSatisfying(StreamPayload.ResponseError.class,
+                error -> assertThat(error.error()).isEqualTo(ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN,
+                        "the turn cannot be resumed: its record at p@6 cannot be used")));
+        assertReleasedAndFinished(record.turnId(), TurnPhase.ERROR);
+    }
+
+    @Test
     void aResumedTurnThatHadAlreadyEndedPublishesNothingAndReleasesEverything() {
         history = (request, steps, requestedModel, active) -> TurnProgress.of(request.runId(), requestedModel, steps,
                 List.of(new StreamPayload.ResponseStart(request.runId(), request.turnId(), request.threadId(), null,

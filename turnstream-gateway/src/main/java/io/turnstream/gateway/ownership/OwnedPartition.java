@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -14,6 +15,7 @@ import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -24,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -159,6 +162,20 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 return send(record);
             }
         };
+    }
+
+    /**
+     * Sends a record of the partition that cannot be used to the dead-letter topic, as it was, with why and where
+     * it was read, in the partition's transaction: it commits with the offset that passes it. (A next owner that
+     * reads the partition from before it again dead-letters it again; the source header tells them apart.)
+     */
+    void deadLetter(ConsumerRecord<String, byte[]> unusable, String reason) {
+        ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.deadLetters(), unusable.key(),
+                unusable.value());
+        record.headers().add(DeadLetterHeaders.REASON, reason.getBytes(StandardCharsets.UTF_8));
+        record.headers().add(DeadLetterHeaders.SOURCE, (unusable.topic() + "-" + unusable.partition() + "@"
+                + unusable.offset()).getBytes(StandardCharsets.UTF_8));
+        send(record);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.turnstream.gateway.ownership;
 
+import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
@@ -14,6 +15,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -168,9 +170,12 @@ public final class OwnedPartitions {
     /** A record read from an owned partition: a new request starts its turn. */
     public void record(ConsumerRecord<String, byte[]> record) {
         OwnedPartition partition = owned.get(new TopicPartition(record.topic(), record.partition()));
-        TurnRequestRecord request = read(record);
+        if (partition == null) {
+            return;
+        }
+        TurnRequestRecord request = read(record, partition);
         // step records on a partition this gateway owns are its own checkpoints
-        if (partition != null && request != null && request.startsTurn()) {
+        if (request != null && request.startsTurn()) {
             turns.run(request, traceOf(record), List.of(), false, partition, record.offset());
         }
     }
@@ -181,13 +186,45 @@ public final class OwnedPartitions {
         return trace != null ? trace : TraceContext.fresh();
     }
 
-    private TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
+    /**
+     * The request or step a record holds; null, after sending it to the dead-letter topic with the reason, when it
+     * cannot be used: it does not parse, lacks the ids its kind needs, or (a step) its checkpoint cannot be read
+     * back. Every next owner would fail on it the same way; dead-lettered, it stops nothing else.
+     */
+    private TurnRequestRecord read(ConsumerRecord<String, byte[]> record, OwnedPartition owner) {
+        String problem;
+        TurnRequestRecord read = null;
         try {
-            return format.read(record.topic(), record.value(), TurnRequestRecord.class);
+            read = format.read(record.topic(), record.value(), TurnRequestRecord.class);
+            problem = unusable(read);
         } catch (IOException | RuntimeException e) {
-            LOG.warn("skipped an unreadable turn request at {}-{}@{}: {}", record.topic(), record.partition(),
-                    record.offset(), e.getMessage());
+            problem = "not a turn request record: " + e.getMessage();
+        }
+        if (problem == null) {
+            return read;
+        }
+        LOG.warn("dead-lettering the unusable turn request record at {}-{}@{}: {}", record.topic(), record.partition(),
+                record.offset(), problem);
+        owner.deadLetter(record, problem);
+        return null;
+    }
+
+    /** Why a parsed record cannot be used, or null. */
+    static String unusable(TurnRequestRecord read) {
+        if (read.type() == null || read.turnId() == null || read.threadId() == null || read.runId() == null) {
+            return "a turn request record needs its type, turnId, threadId and runId";
+        }
+        if (read.startsTurn()) {
+            return read.request() != null && read.request().isObject() ? null : "a request record needs its request";
+        }
+        if (read.step() == null || read.step() < 1 || read.checkpoint() == null || !read.checkpoint().isObject()) {
+            return "a step record needs its step (from 1) and its checkpoint";
+        }
+        try {
+            TurnProgress.of(read.runId(), null, List.of(read), List.of());
             return null;
+        } catch (RuntimeException e) {
+            return "the checkpoint of step " + read.step() + " cannot be read: " + e;
         }
     }
 
@@ -216,6 +253,15 @@ public final class OwnedPartitions {
         }
     }
 
+    /** The turn id an unusable record names, if it parses that far. */
+    private Optional<String> turnIdOf(ConsumerRecord<String, byte[]> record) {
+        try {
+            return Optional.ofNullable(format.read(record.topic(), record.value(), TurnRequestRecord.class).turnId());
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
     private void catchUp(TopicPartition partition, OwnedPartition owner) {
         long from = log.position(partition);
@@ -225,11 +271,16 @@ public final class OwnedPartitions {
         // a turn requested twice (the same Idempotency-Key accepted by two gateways) is resumed once
         Set<String> requested = new HashSet<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
+        // turns with a step record that cannot be used: they end with an error instead of calling that step again
+        Map<String, String> unresumable = new HashMap<>();
         long next = from;
         for (ConsumerRecord<String, byte[]> record : log.readToEnd(partition, from)) {
             next = record.offset() + 1;
-            TurnRequestRecord read = read(record);
+            TurnRequestRecord read = read(record, owner);
             if (read == null) {
+                turnIdOf(record).ifPresent(turnId -> unresumable.putIfAbsent(turnId, "its record at "
+                        + record.topic() + "-" + record.partition() + "@" + record.offset() + " cannot be used (it "
+                        + "is on " + topics.deadLetters() + ")"));
                 continue;
             }
             if (read.startsTurn()) {
@@ -242,8 +293,16 @@ public final class OwnedPartitions {
         }
         log.seek(partition, next);
         LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
-        requests.forEach((offset, accepted) -> turns.run(accepted.request(), accepted.trace(),
-                steps.getOrDefault(accepted.request().turnId(), List.of()), true, owner, offset));
+        requests.forEach((offset, accepted) -> {
+            String turnId = accepted.request().turnId();
+            List<TurnRequestRecord> itsSteps = steps.getOrDefault(turnId, List.of());
+            if (unresumable.containsKey(turnId)) {
+                turns.endUnresumable(accepted.request(), accepted.trace(), itsSteps, owner, offset,
+                        unresumable.get(turnId));
+            } else {
+                turns.run(accepted.request(), accepted.trace(), itsSteps, true, owner, offset);
+            }
+        });
     }
 
     /**

@@ -48,6 +48,13 @@ public final class PartitionOwnership implements AutoCloseable {
          */
         void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                  TurnPartition partition, long offset);
+
+        /**
+         * Ends the resumed turn of the request at {@code offset} at once with {@code turn_error}: a record Kafka
+         * holds of it cannot be used ({@code why}); {@code steps} are its readable step records.
+         */
+        void endUnresumable(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps,
+                            TurnPartition partition, long offset, String why);
     }
 
     private final Topics topics;

@@ -3,10 +3,14 @@ package io.turnstream.gateway.ownership;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
@@ -26,6 +30,7 @@ import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
@@ -60,7 +65,7 @@ class OwnedPartitionsTest {
     void anAssignedPartitionResumesEveryUnfinishedTurnFromItsCommittedOffsetWithItsSteps() {
         log.position = 5;
         log.append(5, request("turn-a"));
-        log.append(6, request("turn-a").stepDone(1, Json.MAPPER.createObjectNode()));
+        log.append(6, step("turn-a", 1));
         log.append(7, request("turn-b"));
 
         partitions.assigned(List.of(P0));
@@ -79,12 +84,64 @@ class OwnedPartitionsTest {
         partitions.assigned(List.of(P0));
 
         partitions.record(log.record(0, request("turn-a")));
-        partitions.record(log.record(1, request("turn-a").stepDone(1, Json.MAPPER.createObjectNode())));
+        partitions.record(log.record(1, step("turn-a", 1)));
         partitions.record(new ConsumerRecord<>(P0.topic(), 0, 2, "thread", "{not json".getBytes(StandardCharsets.UTF_8)));
         partitions.record(new ConsumerRecord<>(P0.topic(), 1, 3, "thread", Json.toBytes(request("turn-other"))));
 
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
                 tuple("turn-a", false));
+    }
+
+    /**
+     * A record no owner can use (every next owner would fail on it the same way) goes to the dead-letter topic, as it
+     * was, with why and where it was read, in the partition's transaction; the partition's other turns go on.
+     */
+    @Test
+    void anUnusableRecordIsDeadLetteredWithItsReasonAndThePartitionsOtherTurnsGoOn() {
+        partitions.assigned(List.of(P0));
+        byte[] notJson = "{not json".getBytes(StandardCharsets.UTF_8);
+
+        partitions.record(new ConsumerRecord<>(P0.topic(), 0, 0, "thread-1", notJson));
+        partitions.record(log.record(1, TurnRequestRecord.request(null, "thread-1", "run-x", null, 1_000,
+                Json.MAPPER.createObjectNode())));
+        partitions.record(log.record(2, request("turn-b")));
+        log.position = 3;
+        partitions.commitAll();
+
+        assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-b");
+        List<ProducerRecord<String, byte[]>> sent = producers.opened.get(0).history();
+        assertThat(sent).as("committed with the partition's offset").allMatch(r -> r.topic().equals(TOPICS.deadLetters()));
+        assertThat(sent).extracting(r -> header(r, DeadLetterHeaders.SOURCE))
+                .containsExactly(P0.topic() + "-0@0", P0.topic() + "-0@1");
+        assertThat(header(sent.get(0), DeadLetterHeaders.REASON)).startsWith("not a turn request record: ");
+        assertThat(header(sent.get(1), DeadLetterHeaders.REASON))
+                .isEqualTo("a turn request record needs its type, turnId, threadId and runId");
+        assertThat(sent.get(0).value()).isEqualTo(notJson);
+        assertThat(lastCommittedOffset(producers.opened.get(0))).as("past them, to the running turn").isEqualTo(2);
+    }
+
+    /**
+     * A step record whose checkpoint cannot be read back made every owner's resume fail (the turn was handed on and
+     * on, its permit held): it is dead-lettered, and its turn ends with an error instead of calling that step again.
+     */
+    @Test
+    void aTurnWithAStepRecordThatCannotBeReadEndsAtTakeoverAndTheOthersResume() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.append(6, request("turn-a").stepDone(1, Json.MAPPER.createObjectNode().put("toolCalls", "none")));
+        log.append(7, request("turn-b"));
+        log.append(8, step("turn-b", 1));
+
+        partitions.assigned(List.of(P0));
+        partitions.commitAll();
+
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume, Run::steps, run -> run.unresumable() != null)
+                .containsExactly(tuple("turn-a", true, 0, true), tuple("turn-b", true, 1, false));
+        assertThat(turns.runs.get(0).unresumable()).isEqualTo("its record at " + P0.topic() + "-0@6 cannot be used (it "
+                + "is on " + TOPICS.deadLetters() + ")");
+        List<ProducerRecord<String, byte[]>> sent = producers.opened.get(0).history();
+        assertThat(sent).hasSize(1);
+        assertThat(header(sent.get(0), DeadLetterHeaders.REASON)).startsWith("the checkpoint of step 1 cannot be read: ");
     }
 
     @Test
@@ -275,6 +332,17 @@ class OwnedPartitionsTest {
         return history.get(history.size() - 1).get(CONFIG.groupId()).get(P0).offset();
     }
 
+    /** A step record as the loop writes it: a complete step without tool calls. */
+    private static TurnRequestRecord step(String turnId, int step) {
+        return request(turnId).stepDone(step, TurnProgress.checkpoint("m", null, null, new StepOutcome(
+                ResponseStatus.COMPLETE, "stop", null, List.of(), Json.MAPPER.createArrayNode(), null, false, false,
+                null, 1), false, null));
+    }
+
+    private static String header(ProducerRecord<String, byte[]> record, String name) {
+        return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+    }
+
     private static TurnRequestRecord request(String turnId) {
         return TurnRequestRecord.request(turnId, "thread-1", "run-" + turnId, null, 1_000,
                 Json.MAPPER.createObjectNode().put("prompt", "hi"));
@@ -357,7 +425,8 @@ class OwnedPartitionsTest {
         }
     }
 
-    private record Run(String turnId, long offset, boolean resume, int steps) {
+    /** @param unresumable why the turn ends at once with an error, or null for a turn that runs */
+    private record Run(String turnId, long offset, boolean resume, int steps, String unresumable) {
     }
 
     /** Turns as the runner registers them; they end when the test says, or stop when handed over. */
@@ -370,7 +439,7 @@ class OwnedPartitionsTest {
         @Override
         public void run(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,
                         TurnPartition partition, long offset) {
-            runs.add(new Run(request.turnId(), offset, resume, steps.size()));
+            runs.add(new Run(request.turnId(), offset, resume, steps.size(), null));
             TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(request.turnId(), request.threadId(),
                     request.runId(), TurnPhase.RUNNING));
             partition.started(offset, active);
@@ -384,6 +453,12 @@ class OwnedPartitionsTest {
                     partition.stopped(offset, request.turnId(), true);
                 }
             });
+        }
+
+        @Override
+        public void endUnresumable(TurnRequestRecord request, TraceContext trace, List<TurnRequestRecord> steps,
+                                   TurnPartition partition, long offset, String why) {
+            runs.add(new Run(request.turnId(), offset, true, steps.size(), why));
         }
 
         TurnRegistry.ActiveTurn active(String turnId) {
