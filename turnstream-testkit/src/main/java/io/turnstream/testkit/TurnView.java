@@ -15,7 +15,7 @@ import java.util.Optional;
 /**
  * One turn as a client sees it from {@code llm.upserts} and {@code llm.item-appends}: the latest
  * upsert of each item (highest {@code version}, in order of first appearance), the lifecycle events,
- * the statuses, and each item's text rebuilt from its appends by the client rule of the README.
+ * the statuses, and each item's text rebuilt from its appends by the client rule of docs/topology.md ("Live text").
  */
 public final class TurnView {
 

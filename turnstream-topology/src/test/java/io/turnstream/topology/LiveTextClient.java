@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The README's client rule for {@code llm.upserts} with {@code llm.item-appends}, keyed
+ * The client rule of docs/topology.md ("Live text") for {@code llm.upserts} with {@code llm.item-appends}, keyed
  * {@code turnId/itemId}: the latest upsert's content replaces the text; an append extends it when its
  * offset is at or before the text's end, adding only what is not yet shown; an append beyond the end
  * (a gap) waits for the next upsert.

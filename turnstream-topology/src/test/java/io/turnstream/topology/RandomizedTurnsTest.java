@@ -63,9 +63,9 @@ class RandomizedTurnsTest {
     }
 
     /**
-     * A client following the README's rule on both topics, reading them in a random interleaving
-     * (each topic in its own order), ends with every streamed item's final content and never shows
-     * text that is not a prefix of it. The appends alone are contiguous and rebuild each item's text.
+     * A client following the rule of docs/topology.md ("Live text") on both topics, reading them in a
+     * random interleaving (each topic in its own order), ends with every streamed item's final content
+     * and never shows text that is not a prefix of it. The appends alone are contiguous and rebuild each item's text.
      */
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.turnstream.gateway.BrokerStack;
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.gateway.provider.ErrorCodes;
@@ -18,21 +19,14 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.UiPayloadType;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.Settings;
-import io.turnstream.runtime.StreamsService;
-import io.turnstream.runtime.TopicAdmin;
-import io.turnstream.runtime.TopologyInstance;
 import io.turnstream.testsupport.UsesBroker;
-import io.turnstream.tools.ToolExecutorConfig;
-import io.turnstream.tools.ToolExecutorService;
 import io.turnstream.tools.ToolRegistry;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,9 +41,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -69,9 +63,8 @@ class ThreadTurnsTest {
     @TempDir
     static Path home;
 
-    private static EmbeddedKafkaBroker broker;
-    private static StreamsService topology;
-    private static ToolExecutorService executor;
+    @RegisterExtension
+    static final BrokerStack stack = new BrokerStack();
     private static SimulatedAnthropicServer provider;
     private static final HttpClient http = HttpClient.newHttpClient();
     /** The last request body the provider received, by its last user text. */
@@ -79,27 +72,10 @@ class ThreadTurnsTest {
 
     @BeforeAll
     static void startEverything() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        Properties admin = new Properties();
-        admin.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, 2, (short) 1);
-        topology = TopologyInstance.start(TopologyInstance.settings(broker.bootstrapServers(), "thread-turns",
-                home.resolve("state"), Map.of()));
-        Path workspace = Files.createDirectories(home.resolve("workspace"));
-        Files.writeString(workspace.resolve("README.md"), "# Demo workspace\n");
-        Properties tools = new Properties();
-        tools.put("bootstrap.servers", broker.bootstrapServers());
-        tools.put(ToolExecutorConfig.WORKSPACE, workspace.toString());
-        executor = new ToolExecutorService(Settings.of(tools), ToolRegistry.installed()).start();
-        provider = SimulatedAnthropicServer.start(0, ThreadTurnsTest::script, 0);
-    }
-
-    @AfterAll
-    static void stopEverything() {
-        provider.close();
-        executor.close();
-        topology.close();
-        broker.close();
+        stack.broker(2);
+        stack.topology("thread-turns", home.resolve("state"));
+        stack.executor(home.resolve("workspace"), ToolRegistry.installed(), Map.of());
+        provider = stack.closing(SimulatedAnthropicServer.start(0, ThreadTurnsTest::script, 0));
     }
 
     /**
@@ -304,7 +280,7 @@ class ThreadTurnsTest {
             String slipped = "turn-" + UUID.randomUUID();
             // straight onto llm.turn-requests, as the other gateway put it there
             try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, stack.bootstrapServers()),
                     new StringSerializer(), new StringSerializer())) {
                 producer.send(new ProducerRecord<>(Topics.DEFAULTS.turnRequests(), thread, Json.toString(
                         TurnRequestRecord.request(slipped, thread, "run-" + UUID.randomUUID(), null,
@@ -329,9 +305,7 @@ class ThreadTurnsTest {
     }
 
     private static Gateway gateway(String busyPolicy) throws Exception {
-        Properties settings = new Properties();
-        settings.put("bootstrap.servers", broker.bootstrapServers());
-        settings.put("turnstream.gateway.port", "0");
+        Properties settings = stack.gatewaySettings();
         settings.put(BusyThreadPolicy.KEY, busyPolicy);
         Gateway gateway = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
                 List.of());
