@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -38,6 +39,8 @@ import org.apache.kafka.streams.Topology;
  * commit interval, anything the user passed), each phase on its own topics.
  */
 final class BenchCluster implements AutoCloseable {
+
+    private static final Duration IN_SYNC_LIMIT = Duration.ofSeconds(120);
 
     private final Path dir;
     /** The run's own broker; null on a cluster started elsewhere ({@link #on}). */
@@ -86,7 +89,35 @@ final class BenchCluster implements AutoCloseable {
         Topics topics = Topics.prefixed("bench." + phase + ".");
         TopicAdmin.createAll(clientProperties(), topics, partitions, replicas,
                 Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(Math.min(2, replicas))));
+        if (replicas > 1) {
+            awaitInSync(topics.byRole().values());
+        }
         return topics;
+    }
+
+    /**
+     * Waits until every partition of {@code topics} has a leader and every replica in sync: on a loaded
+     * multi-node cluster a producer that starts before would see its first batches expire unsent.
+     */
+    private void awaitInSync(Collection<String> topics) throws InterruptedException {
+        try (Admin admin = Admin.create(clientProperties())) {
+            boolean ready = TopicTail.await(() -> {
+                try {
+                    return admin.describeTopics(topics).allTopicNames().get().values().stream()
+                            .flatMap(topic -> topic.partitions().stream())
+                            .allMatch(p -> p.leader() != null && p.isr().size() == p.replicas().size());
+                } catch (ExecutionException notYet) {
+                    return false;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }, IN_SYNC_LIMIT);
+            if (!ready) {
+                throw new IllegalStateException("the partitions of " + topics + " had no leader or replicas out of sync after "
+                        + IN_SYNC_LIMIT.toSeconds() + " s");
+            }
+        }
     }
 
     /**

@@ -53,11 +53,11 @@ public final class ClusterFaultRun {
     /**
      * One fault and its takeover.
      *
-     * @param killedAt the wall-clock time of the SIGKILL, to find it in the services' logs
+     * @param killedAt the wall-clock time of the SIGKILL (ISO-8601, UTC), to find it in the services' logs
      * @param upsertsAgainSeconds the last turn in flight to show an upsert written after the SIGKILL, and
      *     {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail)
      */
-    public record Fault(String what, Instant killedAt, double atSeconds, int inFlight, int streaming,
+    public record Fault(String what, String killedAt, double atSeconds, int inFlight, int streaming,
                         double upsertsAgainSeconds, double upsertsAgainMedianSeconds, double rawAgainSeconds,
                         int rawResolved, int rawRuns) {
 
@@ -193,7 +193,8 @@ public final class ClusterFaultRun {
                 } catch (IllegalStateException notAll) {
                     written = raw.since(killedMillis, killedNanos, hitRuns);
                 }
-                Fault fault = new Fault(injection.what(), Instant.ofEpochMilli(killedMillis), (killedNanos - began) / 1e9,
+                Fault fault = new Fault(injection.what(), Instant.ofEpochMilli(killedMillis).toString(),
+                        (killedNanos - began) / 1e9,
                         hit.size(), shown.streamedAgain().size(), seconds(shown.longest()), seconds(shown.median()),
                         seconds(written.longest()), written.resolved(), hitRuns.size());
                 faults.add(fault);

@@ -2,13 +2,15 @@ package io.turnstream.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.cluster.ClusterFaultRun;
 import io.turnstream.cluster.TopicFollower.Sighting;
+import io.turnstream.model.Json;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** What {@code bench --cluster} makes of a fault run's sightings: the waits a UI saw, per second. */
+/** What {@code bench --cluster} makes of a fault run: the waits a UI saw, per second, and its results files. */
 class ClusterBenchTest {
 
     private static final long START = 5_000_000_000L;
@@ -29,6 +31,21 @@ class ClusterBenchTest {
     @Test
     void aTurnWithOneUpsertHasNoWait() {
         assertThat(ClusterBench.timeline(report(Map.of("turn-1", List.of(read(3.0)))))).isEmpty();
+    }
+
+    @Test
+    void theResultsAreWrittenAsJsonAndMarkdown() throws Exception {
+        ClusterFaultRun.Fault fault = new ClusterFaultRun.Fault("gateway", "2026-11-27T01:36:28.155Z", 70.4, 26, 26,
+                10.6, 1.2, 10.2, 26, 26);
+        BenchResults.LoadAverage load = new BenchResults.LoadAverage(1.0, 2.0, 3.0);
+        ClusterBench.Results results = new ClusterBench.Results(2, load, load, ClusterBench.Settings.quick(3),
+                List.of(), 1.5, List.of(fault), 60, 233, 60, List.of(new ClusterBench.Second(70, 3, 900, 1000)), 400);
+
+        JsonNode json = Json.MAPPER.readTree(Json.MAPPER.writeValueAsString(results));
+
+        assertThat(json.at("/faults/0/killedAt").asText()).isEqualTo("2026-11-27T01:36:28.155Z");
+        assertThat(json.at("/timeline/0/maxWaitMs").asDouble()).isEqualTo(1000);
+        assertThat(ClusterBench.markdown(results)).contains("| gateway | 70 s | 26 | 10.6 s (1.2 s) | 10.2 s (26 of 26 runs) |");
     }
 
     private static Sighting read(double seconds) {

@@ -59,6 +59,15 @@ final class StalledSseClient implements AutoCloseable {
         return statusLine + "\n\n" + body.toString(StandardCharsets.UTF_8);
     }
 
+    /** {@link #readResponse()}, for a reader on another thread. */
+    String readResponseUnchecked() {
+        try {
+            return readResponse();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private static String line(InputStream in) throws IOException {
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         for (int b = in.read(); b != '\n'; b = in.read()) {
