@@ -1,5 +1,6 @@
 // Drives the gateway's OpenAI-compatible routes with the official `openai` npm client: Chat Completions
-// and Responses, streaming and not, a client-side tool round trip on each, and a refused request.
+// and Responses, streaming and not, a client-side tool round trip on each, a Responses request continuing the
+// previous one with a picture, and a refused request.
 // Prints one JSON object on stdout for the Java integration test to check.
 //
 //   node openai.mjs BASE_URL API_KEY
@@ -11,6 +12,8 @@ const MODEL = "simulated";
 const PROMPT = "What is in this workspace?";
 const TOOL_PROMPT = "What does notes.md say?";
 const NOTES = "# Launch notes\nThe countdown starts at ten.";
+/** A 1x1 PNG. */
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const readFile = {
   name: "read_file",
   description: "Reads a file on the caller's machine",
@@ -104,6 +107,15 @@ async function responsesToolRoundTrip() {
   };
 }
 
+/** A Responses request that continues the previous response with a picture: the answer names the one it continued. */
+async function responsesWithPicture() {
+  const first = await client.responses.create({ model: MODEL, input: PROMPT });
+  const second = await client.responses.create({ model: MODEL, previous_response_id: first.id,
+    input: [{ role: "user", content: [{ type: "input_text", text: "And what is in this picture?" },
+      { type: "input_image", image_url: `data:image/png;base64,${PNG}`, detail: "auto" }] }] });
+  return { firstId: first.id, id: second.id, status: second.status, previousResponseId: second.previous_response_id };
+}
+
 async function refused() {
   try {
     await client.chat.completions.create({ model: MODEL, messages: [] });
@@ -120,6 +132,7 @@ const result = {
   responsesStream: await responsesStream(),
   chatToolRoundTrip: await chatToolRoundTrip(),
   responsesToolRoundTrip: await responsesToolRoundTrip(),
+  responsesWithPicture: await responsesWithPicture(),
   refused: await refused(),
 };
 process.stdout.write(JSON.stringify(result));

@@ -123,6 +123,14 @@ class OpenAiClientTest {
     }
 
     @Test
+    void aResponseContinuingThePreviousOneWithAPictureNamesTheOneItContinued() {
+        JsonNode continued = result.get("responsesWithPicture");
+        assertThat(continued.get("status").asText()).isEqualTo("completed");
+        assertThat(continued.get("previousResponseId").asText()).isEqualTo(continued.get("firstId").asText());
+        assertThat(continued.get("id").asText()).isNotEqualTo(continued.get("firstId").asText());
+    }
+
+    @Test
     void anInvalidRequestIsA400InOpenAisErrorShape() {
         JsonNode refused = result.get("refused");
         assertThat(refused.get("status").asInt()).isEqualTo(400);
