@@ -327,13 +327,14 @@ public final class OwnedPartitions {
         LOG.info("handing over {}", partitions);
         long deadline = clock.millis() + timeout.toMillis();
         try {
-            while (leaving.stream().anyMatch(owner -> !owner.running().isEmpty()) && clock.millis() < deadline) {
+            // a turn may end at any moment (on its own thread): ask again after each commit which one is busy
+            for (Optional<OwnedPartition> busy = firstBusy(leaving); busy.isPresent() && clock.millis() < deadline;
+                 busy = firstBusy(leaving)) {
                 commitAll();
                 for (OwnedPartition owner : leaving) {
                     owner.commit(log.position(owner.partition()), log.groupMetadata());
                 }
-                leaving.stream().filter(owner -> !owner.running().isEmpty()).findFirst()
-                        .orElseThrow().awaitIdle(config.commitInterval());
+                busy.get().awaitIdle(config.commitInterval());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -354,6 +355,10 @@ public final class OwnedPartitions {
                 stopTurns(owner);
             }
         }
+    }
+
+    private static Optional<OwnedPartition> firstBusy(List<OwnedPartition> owners) {
+        return owners.stream().filter(owner -> !owner.running().isEmpty()).findFirst();
     }
 
     /** The gateway stops: every partition is handed over within {@code timeout}. */

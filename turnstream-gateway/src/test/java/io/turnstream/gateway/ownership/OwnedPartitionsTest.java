@@ -281,6 +281,26 @@ class OwnedPartitionsTest {
         assertThat(partitions.owned()).isEmpty();
     }
 
+    /** Found by the isolation benchmark: the last turn ending while its partition's handover commits. */
+    @Test
+    void aHandoverWhoseLastTurnEndsWhileItCommitsLetsThePartitionGo() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        log.position = 6;
+        log.whenPositionRead = () -> {
+            log.whenPositionRead = () -> { };
+            turns.end("turn-a");
+        };
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+
+        partitions.revoked(List.of(P0), CONFIG.rebalanceHandover());
+
+        assertThat(turns.registry.running()).isEmpty();
+        assertThat(lastCommittedOffset(producer)).as("past the ended turn's request").isEqualTo(6);
+        assertThat(producer.closed()).isTrue();
+        assertThat(partitions.owned()).isEmpty();
+    }
+
     @Test
     void aTurnThatDoesNotReachItsStepBoundaryInTimeIsStoppedAndItsOpenTransactionAborted() {
         ManualClock ticking = new ManualClock(0, Duration.ofSeconds(1));
@@ -356,6 +376,8 @@ class OwnedPartitionsTest {
         long position;
         long committed;
         int failingReads;
+        /** Runs when the handover reads the position to commit: a turn can end just then. */
+        Runnable whenPositionRead = () -> { };
 
         ConsumerRecord<String, byte[]> record(long offset, TurnRequestRecord value) {
             return new ConsumerRecord<>(P0.topic(), P0.partition(), offset, value.threadId(), Json.toBytes(value));
@@ -367,6 +389,7 @@ class OwnedPartitionsTest {
 
         @Override
         public long position(TopicPartition partition) {
+            whenPositionRead.run();
             return position;
         }
 
