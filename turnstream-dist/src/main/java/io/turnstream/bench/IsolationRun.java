@@ -87,6 +87,9 @@ final class IsolationRun {
                      new StringSerializer())) {
             gateway.views().loaded().get(WAIT.toSeconds(), TimeUnit.SECONDS);
             TopicWriter writer = new TopicWriter(producer, topics);
+            // warm-up, not measured: the first pair's idle side would otherwise pay for JIT and first connections
+            measure(gateway, writer);
+            progress.println("isolation warm-up done");
             for (int pair = 1; pair <= config.pairs(); pair++) {
                 Side idle = measure(gateway, writer);
                 Side loaded;
