@@ -149,6 +149,8 @@ class SecureBrokerTest {
         assertThat(gateway.write(T.rawEvents())).isTrue();
         assertThat(gateway.write(T.turnRequests())).isTrue();
         assertThat(gateway.write(T.control())).isTrue();
+        assertThat(gateway.write(T.threadAllowances())).as("tools allowed for a thread").isTrue();
+        assertThat(gateway.write(T.deadLetters())).as("turn requests no owner can use").isTrue();
         assertThat(gateway.write(T.toolCalls())).isFalse();
         assertThat(gateway.write(T.toolResults())).isFalse();
         assertThat(gateway.write(T.upserts())).isFalse();
