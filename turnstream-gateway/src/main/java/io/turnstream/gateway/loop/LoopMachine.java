@@ -398,8 +398,7 @@ public final class LoopMachine {
             progress.completed().forEach(conversation::add);
             step = progress.nextStep();
             if (handoverPending) {
-                go(Why.HANDOVER, State.HANDED_OVER);
-                out.add(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+                handedOver();
                 return;
             }
             if (cancelled) {
@@ -525,8 +524,7 @@ public final class LoopMachine {
             return;
         }
         if (handoverPending) {
-            go(Why.HANDOVER, State.HANDED_OVER);
-            out.add(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+            handedOver();
             return;
         }
         if (cancelled) {
@@ -947,10 +945,7 @@ public final class LoopMachine {
                         end(Why.TOOL_TIMEOUT, State.FAILED, ResponseStatus.ERROR, null);
                     }
                     case CANCELLED -> aborted();
-                    case HANDED_OVER -> {
-                        go(Why.HANDOVER, State.HANDED_OVER);
-                        out.add(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
-                    }
+                    case HANDED_OVER -> handedOver();
                 }
             }
         }
@@ -1032,6 +1027,11 @@ public final class LoopMachine {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, model,
                 usage.failed()));
         end(Why.CANCEL, State.ABORTED, ResponseStatus.ABORTED, null);
+    }
+
+    /** The turn goes on at the partition's next owner: it ends here without a final event. */
+    private void handedOver() {
+        end(Why.HANDOVER, State.HANDED_OVER, ResponseStatus.ABORTED, null);
     }
 
     private void end(Why why, State how, ResponseStatus status, String finishReason) {
