@@ -48,6 +48,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
+    /** The committed group offset's metadata: {@code dead-lettered-before=<offset>}. */
+    private static final String DEAD_LETTERED_BEFORE = "dead-lettered-before=";
+
     private final TopicPartition partition;
     private final Topics topics;
     private final WireFormat format;
@@ -62,6 +65,12 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     private boolean inTransaction;
     private volatile boolean closed;
     private long committedOffset = -1;
+    /**
+     * Records before this offset were dead-lettered where unusable, in this owner's open transaction or committed
+     * before. Read and written on the ownership thread only (dead letters and commits).
+     */
+    private long deadLetteredBefore;
+    private long committedDeadLetteredBefore;
 
     /**
      * Fences the previous owner: returns once its open transaction is aborted. On failure (for
@@ -166,16 +175,42 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
     /**
      * Sends a record of the partition that cannot be used to the dead-letter topic, as it was, with why and where
-     * it was read, in the partition's transaction: it commits with the offset that passes it. (A next owner that
-     * reads the partition from before it again dead-letters it again; the source header tells them apart.)
+     * it was read, in the partition's transaction: it commits with the group offset, whose metadata then says that
+     * the records before it were dead-lettered. A next owner that reads the partition from before it again (the
+     * offset stays at the earliest unfinished request) does not send it again.
+     *
+     * @return false when it was dead-lettered before
      */
-    void deadLetter(ConsumerRecord<String, byte[]> unusable, String reason) {
+    boolean deadLetter(ConsumerRecord<String, byte[]> unusable, String reason) {
+        if (unusable.offset() < deadLetteredBefore) {
+            return false;
+        }
         ProducerRecord<String, byte[]> record = new ProducerRecord<>(topics.deadLetters(), unusable.key(),
                 unusable.value());
         record.headers().add(DeadLetterHeaders.REASON, reason.getBytes(StandardCharsets.UTF_8));
         record.headers().add(DeadLetterHeaders.SOURCE, (unusable.topic() + "-" + unusable.partition() + "@"
                 + unusable.offset()).getBytes(StandardCharsets.UTF_8));
         send(record);
+        deadLetteredBefore = unusable.offset() + 1;
+        return true;
+    }
+
+    /**
+     * Takes over what the partition's committed group offset says of its dead letters (its metadata, read once the
+     * previous owner is fenced): the records before that offset are not dead-lettered again. Metadata of another
+     * form (committed by an older gateway) says nothing.
+     */
+    void committedMetadata(String metadata) {
+        long before = 0;
+        if (metadata != null && metadata.startsWith(DEAD_LETTERED_BEFORE)) {
+            try {
+                before = Long.parseLong(metadata.substring(DEAD_LETTERED_BEFORE.length()));
+            } catch (NumberFormatException notOurs) {
+                before = 0;
+            }
+        }
+        deadLetteredBefore = before;
+        committedDeadLetteredBefore = before;
     }
 
     @Override
@@ -267,13 +302,17 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 return;
             }
             beginIfNeeded();
-            // offsets move only when a turn finishes; without them a commit cannot fail on a rebalance
-            if (offset != committedOffset) {
-                producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset)), group);
+            // offsets move only when a turn finishes or a record is dead-lettered; without them a commit cannot fail
+            // on a rebalance
+            long deadLettered = deadLetteredBefore;
+            if (offset != committedOffset || deadLettered != committedDeadLetteredBefore) {
+                producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset,
+                        DEAD_LETTERED_BEFORE + deadLettered)), group);
             }
             producer.commitTransaction();
             inTransaction = false;
             committedOffset = offset;
+            committedDeadLetteredBefore = deadLettered;
         } finally {
             lock.writeLock().unlock();
         }

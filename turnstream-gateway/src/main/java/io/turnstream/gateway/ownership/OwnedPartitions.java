@@ -53,6 +53,9 @@ public final class OwnedPartitions {
 
         void seek(TopicPartition partition, long offset);
 
+        /** The metadata of the group's committed offset of the partition; empty without one. */
+        String committedMetadata(TopicPartition partition);
+
         /** Moves back to the group's committed offset (the beginning without one). */
         void rewind(TopicPartition partition);
 
@@ -189,7 +192,8 @@ public final class OwnedPartitions {
     /**
      * The request or step a record holds; null, after sending it to the dead-letter topic with the reason, when it
      * cannot be used: it does not parse, lacks the ids its kind needs, or (a step) its checkpoint cannot be read
-     * back. Every next owner would fail on it the same way; dead-lettered, it stops nothing else.
+     * back. Every next owner would fail on it the same way; dead-lettered (once: see {@link OwnedPartition#deadLetter}),
+     * it stops nothing else.
      */
     private TurnRequestRecord read(ConsumerRecord<String, byte[]> record, OwnedPartition owner) {
         String problem;
@@ -203,9 +207,10 @@ public final class OwnedPartitions {
         if (problem == null) {
             return read;
         }
-        LOG.warn("dead-lettering the unusable turn request record at {}-{}@{}: {}", record.topic(), record.partition(),
-                record.offset(), problem);
-        owner.deadLetter(record, problem);
+        if (owner.deadLetter(record, problem)) {
+            LOG.warn("dead-lettered the unusable turn request record at {}-{}@{}: {}", record.topic(),
+                    record.partition(), record.offset(), problem);
+        }
         return null;
     }
 
@@ -265,6 +270,7 @@ public final class OwnedPartitions {
     /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
     private void catchUp(TopicPartition partition, OwnedPartition owner) {
         long from = log.position(partition);
+        owner.committedMetadata(log.committedMetadata(partition));
         record Accepted(TurnRequestRecord request, TraceContext trace) {
         }
         Map<Long, Accepted> requests = new LinkedHashMap<>();

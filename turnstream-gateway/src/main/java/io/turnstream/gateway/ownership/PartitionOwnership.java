@@ -150,6 +150,12 @@ public final class PartitionOwnership implements AutoCloseable {
         }
 
         @Override
+        public String committedMetadata(TopicPartition partition) {
+            OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
+            return committed == null ? "" : committed.metadata();
+        }
+
+        @Override
         public void rewind(TopicPartition partition) {
             OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
             if (committed != null) {

@@ -144,6 +144,36 @@ class OwnedPartitionsTest {
         assertThat(header(sent.get(0), DeadLetterHeaders.REASON)).startsWith("the checkpoint of step 1 cannot be read: ");
     }
 
+    /**
+     * The group offset stays at the earliest unfinished request, so the next owner reads an unusable record after it
+     * again: its dead letter committed with that offset (its metadata says so), it is not sent a second time, and
+     * still starts nothing.
+     */
+    @Test
+    void anUnusableRecordTheNextOwnerReadsAgainIsDeadLetteredOnce() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.records.add(new ConsumerRecord<>(P0.topic(), 0, 6, "thread-1", "{not json".getBytes(StandardCharsets.UTF_8)));
+        log.append(7, request("turn-b"));
+        partitions.assigned(List.of(P0));
+        partitions.commitAll();
+        assertThat(producers.opened.get(0).history()).extracting(ProducerRecord::topic)
+                .containsExactly(TOPICS.deadLetters());
+        OffsetAndMetadata committed = lastCommitted(producers.opened.get(0));
+        assertThat(committed.offset()).as("at the unfinished turn-a, before the unusable record").isEqualTo(5);
+
+        // another gateway gets the partition from its committed offset
+        log.position = committed.offset();
+        log.committedMetadata = committed.metadata();
+        Turns next = new Turns();
+        OwnedPartitions nextOwner = new OwnedPartitions(TOPICS, WireFormat.JSON, CONFIG, next, log, producers, clock);
+        nextOwner.assigned(List.of(P0));
+        nextOwner.commitAll();
+
+        assertThat(next.runs).extracting(Run::turnId).containsExactly("turn-a", "turn-b");
+        assertThat(producers.opened.get(1).history()).as("not dead-lettered again").isEmpty();
+    }
+
     @Test
     void theGroupOffsetStaysAtTheEarliestUnfinishedRequestUntilItsTurnEnds() {
         partitions.assigned(List.of(P0));
@@ -348,8 +378,12 @@ class OwnedPartitionsTest {
     }
 
     private static long lastCommittedOffset(MockProducer<String, byte[]> producer) {
+        return lastCommitted(producer).offset();
+    }
+
+    private static OffsetAndMetadata lastCommitted(MockProducer<String, byte[]> producer) {
         List<Map<String, Map<TopicPartition, OffsetAndMetadata>>> history = producer.consumerGroupOffsetsHistory();
-        return history.get(history.size() - 1).get(CONFIG.groupId()).get(P0).offset();
+        return history.get(history.size() - 1).get(CONFIG.groupId()).get(P0);
     }
 
     /** A step record as the loop writes it: a complete step without tool calls. */
@@ -375,6 +409,7 @@ class OwnedPartitionsTest {
         final List<TopicPartition> rewound = new ArrayList<>();
         long position;
         long committed;
+        String committedMetadata = "";
         int failingReads;
         /** Runs when the handover reads the position to commit: a turn can end just then. */
         Runnable whenPositionRead = () -> { };
@@ -401,6 +436,11 @@ class OwnedPartitionsTest {
         @Override
         public void seek(TopicPartition partition, long offset) {
             position = offset;
+        }
+
+        @Override
+        public String committedMetadata(TopicPartition partition) {
+            return committedMetadata;
         }
 
         @Override
