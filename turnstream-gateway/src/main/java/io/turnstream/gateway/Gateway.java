@@ -203,7 +203,7 @@ public final class Gateway implements AutoCloseable {
                 resumer, client, metrics, admission::ended, history, busyPolicy,
                 turnId -> views.snapshot(turnId, null).isPresent(),
                 turnId -> idempotency.keyTakenBy(turnId, KEY_VERDICT_WAIT).map(TurnStatus::turnId)
-                        .filter(winner -> !winner.equals(turnId)));
+                        .filter(winner -> !winner.equals(turnId)), producer::control);
         // last: from here on, this gateway takes turns from Kafka
         this.partitions = new PartitionOwnership(settings.kafkaProperties(), topics, wire,
                 OwnershipConfig.from(settings), resumer, runner, serviceMetrics, clock);

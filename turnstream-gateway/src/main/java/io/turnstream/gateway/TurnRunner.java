@@ -22,6 +22,7 @@ import io.turnstream.gateway.thread.ThreadRebuild;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamPayload;
@@ -86,6 +87,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final Predicate<String> inKafka;
     /** The turn that took the Idempotency-Key of a keyed turn's request, when another request took it first. */
     private final Function<String, Optional<String>> keyTakenBy;
+    /** Publishes a command on {@code llm.control}, outside the partition's transactions: an interrupt's cancel. */
+    private final Function<ControlMessage, CompletableFuture<Void>> control;
     /** The latest turn requested on each thread of the owned partitions (by tenant's thread key), until it ends. */
     private final Map<String, ThreadTail> tails = new ConcurrentHashMap<>();
 
@@ -101,11 +104,14 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * @param inKafka whether Kafka shows a turn already (its lifecycle events)
      * @param keyTakenBy the turn that took the {@code Idempotency-Key} of a keyed turn's request first (by Kafka's
      *                   order), when that is another turn; may wait until that order is read
+     * @param control publishes a command on {@code llm.control} (not in a partition's transaction), as a user's
+     *                cancel is: the cancel of a turn interrupted by a new message to its thread
      */
     TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
                ApprovalDecisions approvals, ThreadAllowances allowances, TurnHistory resumer, ModelCaller client,
                GatewayMetrics metrics, Consumer<String> permits, ThreadRebuild history, BusyThreadPolicy busyPolicy,
-               Predicate<String> inKafka, Function<String, Optional<String>> keyTakenBy) {
+               Predicate<String> inKafka, Function<String, Optional<String>> keyTakenBy,
+               Function<ControlMessage, CompletableFuture<Void>> control) {
         this.config = config;
         this.providers = providers;
         this.tools = tools;
@@ -120,6 +126,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.busyPolicy = busyPolicy;
         this.inKafka = inKafka;
         this.keyTakenBy = keyTakenBy;
+        this.control = control;
     }
 
     /**
@@ -238,11 +245,31 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
             return false;
         }
         if (!resume && busyPolicy == BusyThreadPolicy.INTERRUPT) {
-            running.active().cancel.cancel(BusyThreadPolicy.INTERRUPTED);
+            interrupt(running);
         }
         LOG.info("turn {} waits for turn {} of its thread to end", record.turnId(), running.turnId());
         CompletableFuture.anyOf(running.ended(), active.handover, active.cancel.future()).join();
         return !active.handover.isDone();
+    }
+
+    /**
+     * Cancels the running turn as a user's cancel does, on {@code llm.control} first, then here without waiting for
+     * the inbox to read it back. Cancelled here only, its {@code aborted} end would live in the partition's open
+     * transaction alone: a refused commit or a handover drops it, and the next owner, which resumes this turn without
+     * interrupting anything (it was accepted before), would run the interrupted turn to its end. On
+     * {@code llm.control} before the turn ends, the next owner's takeover reads it ({@code TurnResumer}).
+     */
+    private void interrupt(ThreadTail running) {
+        ControlMessage cancel = ControlMessage.cancel(running.turnId(), BusyThreadPolicy.INTERRUPTED);
+        try {
+            control.apply(cancel).get(DELIVERY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.error("the interrupt of turn {} could not be published on llm.control; it is cancelled here only: {}",
+                    running.turnId(), e.getMessage());
+        }
+        running.active().cancel.cancel(BusyThreadPolicy.INTERRUPTED);
     }
 
     private void runHere(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps, boolean resume,

@@ -62,6 +62,10 @@ class TurnRunnerTest {
     /** The turn that took the Idempotency-Key of every keyed request, or null for none. */
     private String keyTakenBy;
     private TurnHistory history = (request, steps, requestedModel, active) -> TurnProgress.fresh(requestedModel);
+    private BusyThreadPolicy busyPolicy = BusyThreadPolicy.REJECT;
+    /** What the runner published on {@code llm.control}, and whether the turn it names was cancelled here then. */
+    private final List<ControlMessage> published = new CopyOnWriteArrayList<>();
+    private final List<Boolean> cancelledHereWhenPublished = new CopyOnWriteArrayList<>();
 
     @AfterEach
     void closeProviders() {
@@ -101,6 +105,38 @@ class TurnRunnerTest {
         assertThat(partition.lastEvent()).isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
                 done -> assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
         assertReleasedAndFinished(turnId, TurnPhase.ABORTED);
+    }
+
+    /**
+     * Under {@code interrupt} the running turn is cancelled as a user's cancel is, on {@code llm.control}, before it
+     * stops here: a refused commit or a handover that drops its {@code aborted} end leaves the cancel for the next
+     * owner's takeover to read, instead of the interrupted turn running to its end there.
+     */
+    @Test
+    void anInterruptIsPublishedOnTheControlTopicBeforeTheRunningTurnStops() {
+        busyPolicy = BusyThreadPolicy.INTERRUPT;
+        TurnRequestRecord running = request("take your time");
+        TurnRequestRecord interrupting = TurnRequestRecord.request("turn-2", "thread-1", "run-2", "tenant-a", 2,
+                new TurnRequest("simulated", null, null, null, List.of(), "stop, do this", List.of(), null, null)
+                        .toJson());
+        model = (adapter, endpoint, request, items, cancel) -> {
+            if (request.conversation().toString().contains("take your time")) {
+                // the running turn streams until it is cancelled
+                cancel.future().join();
+                return StepOutcome.abortedBeforeStream();
+            }
+            return answers(adapter, endpoint, request, items, cancel);
+        };
+        TurnRunner runner = runner();
+
+        runner.run(running, TraceContext.fresh(), List.of(), false, partition, OFFSET);
+        runner.run(interrupting, TraceContext.fresh(), List.of(), false, partition, OFFSET + 1);
+        runner.close();
+
+        assertThat(published).containsExactly(ControlMessage.cancel("turn-1", BusyThreadPolicy.INTERRUPTED));
+        assertThat(cancelledHereWhenPublished).as("published before the turn stops here").containsExactly(false);
+        assertThat(registry.status("turn-1")).map(TurnStatus::status).contains(TurnPhase.ABORTED);
+        assertThat(registry.status("turn-2")).map(TurnStatus::status).contains(TurnPhase.COMPLETE);
     }
 
     @Test
@@ -242,7 +278,12 @@ class TurnRunnerTest {
     private TurnRunner runner() {
         return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), history, model,
                 new GatewayMetrics(), permitsReleased::add, (record, request, offset, before) -> request,
-                BusyThreadPolicy.REJECT, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy));
+                busyPolicy, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy), message -> {
+                    cancelledHereWhenPublished.add(registry.running().stream().anyMatch(turn ->
+                            turn.status.turnId().equals(message.turnId()) && turn.cancel.isCancelled()));
+                    published.add(message);
+                    return CompletableFuture.completedFuture(null);
+                });
     }
 
     private void assertReleasedAndFinished(String turnId, TurnPhase phase) {
