@@ -200,7 +200,7 @@ public final class Gateway implements AutoCloseable {
         ThreadHistory history = new ThreadHistory(views, resumer, wire,
                 request -> providers.resolve(request.provider(), request.model()).name());
         this.runner = new TurnRunner(config, providers, tools::offered, registry, approvals, allowances.allowances(),
-                resumer, client, metrics, admission::ended, history, busyPolicy,
+                client, metrics, admission::ended, history, busyPolicy,
                 turnId -> views.snapshot(turnId, null).isPresent(),
                 turnId -> idempotency.keyTakenBy(turnId, KEY_VERDICT_WAIT).map(TurnStatus::turnId)
                         .filter(winner -> !winner.equals(turnId)), producer::control);

@@ -77,7 +77,6 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
     private final TurnRegistry registry;
     private final ApprovalDecisions approvals;
     private final ThreadAllowances allowances;
-    private final TurnHistory resumer;
     private final ModelCaller client;
     private final GatewayMetrics metrics;
     private final Consumer<String> permits;
@@ -108,7 +107,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      *                cancel is: the cancel of a turn interrupted by a new message to its thread
      */
     TurnRunner(GatewayConfig config, Providers providers, Supplier<List<ToolDefinition>> tools, TurnRegistry registry,
-               ApprovalDecisions approvals, ThreadAllowances allowances, TurnHistory resumer, ModelCaller client,
+               ApprovalDecisions approvals, ThreadAllowances allowances, ModelCaller client,
                GatewayMetrics metrics, Consumer<String> permits, ThreadRebuild history, BusyThreadPolicy busyPolicy,
                Predicate<String> inKafka, Function<String, Optional<String>> keyTakenBy,
                Function<ControlMessage, CompletableFuture<Void>> control) {
@@ -118,7 +117,6 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         this.registry = registry;
         this.approvals = approvals;
         this.allowances = allowances;
-        this.resumer = resumer;
         this.client = client;
         this.metrics = metrics;
         this.permits = permits;
@@ -283,9 +281,16 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                     ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cannotRun.getMessage()));
             return;
         }
-        TurnProgress progress = resume
-                ? resumer.progress(record, steps, turn.provider().model(), active)
-                : TurnProgress.fresh(turn.provider().model());
+        TurnProgress progress;
+        try {
+            progress = resume ? partition.history().progress(record, steps, turn.provider().model(), active)
+                    : TurnProgress.fresh(turn.provider().model());
+        } catch (TurnHistory.UnreadableRecords unreadable) {
+            // once its end is written, the next takeover finds the turn ended rather than resuming it again
+            endUnrunnable(record, trace, steps, resume, partition, active, ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN,
+                    "the turn cannot be resumed: " + unreadable.getMessage()));
+            return;
+        }
         if (progress.endedStatus() != null) {
             registry.finish(turn.turnId(), TurnPhase.endedAs(progress.endedStatus()));
             return;
@@ -320,7 +325,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                                ErrorInfo why) {
         LOG.error("turn {} cannot run here and ends with an error: {}", record.turnId(), why.message());
         String model = record.request() == null ? null : record.request().path("model").asText(null);
-        TurnProgress progress = resume ? resumer.progress(record, steps, model, active) : TurnProgress.fresh(model);
+        TurnProgress progress = readableProgress(record, steps, model, resume, partition, active);
         if (progress.endedStatus() == null) {
             TurnPublisher publisher = partition.publisherFor(record, trace);
             if (!progress.started()) {
@@ -334,6 +339,20 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         }
         registry.finish(record.turnId(), progress.endedStatus() != null
                 ? TurnPhase.endedAs(progress.endedStatus()) : TurnPhase.ERROR);
+    }
+
+    /** How far the turn got, by the records that can be read: it ends with an error either way. */
+    private static TurnProgress readableProgress(TurnRequestRecord record, List<TurnRequestRecord> steps, String model,
+                                                 boolean resume, TurnPartition partition,
+                                                 TurnRegistry.ActiveTurn active) {
+        if (!resume) {
+            return TurnProgress.fresh(model);
+        }
+        try {
+            return partition.history().progress(record, steps, model, active);
+        } catch (TurnHistory.UnreadableRecords unreadable) {
+            return unreadable.readable();
+        }
     }
 
     private static void awaitDelivery(CompletableFuture<Void> sent) {

@@ -193,6 +193,30 @@ class TurnRunnerTest {
         assertReleasedAndFinished(turnId, TurnPhase.ERROR);
     }
 
+    /**
+     * A raw event of the turn cannot be read (its end, maybe): resumed, the turn would run again, at every takeover.
+     * It ends with {@code turn_error} instead, once: the next takeover reads that end.
+     */
+    @Test
+    void aResumedTurnWithARawEventThatCannotBeReadEndsWithTurnCannotRunWithoutCallingTheModel() {
+        history = (request, steps, requestedModel, active) -> {
+            throw new TurnHistory.UnreadableRecords(TurnProgress.of(request.runId(), requestedModel, steps,
+                    List.of(new StreamPayload.ResponseStart(request.runId(), request.turnId(), request.threadId(), null,
+                            requestedModel, "simulated", 1L))), "its raw event at llm.raw-events-0@9 (bad) cannot be read");
+        };
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+
+        String turnId = runAndWait(request("hi"), true);
+
+        assertThat(partition.events).as("started before: only its end").singleElement()
+                .isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> assertThat(error.error())
+                        .isEqualTo(ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot be resumed: its raw "
+                                + "event at llm.raw-events-0@9 (bad) cannot be read")));
+        assertReleasedAndFinished(turnId, TurnPhase.ERROR);
+    }
+
     @Test
     void aResumedTurnWithAStepRecordThatCannotBeUsedEndsWithTurnCannotRunWithoutCallingTheModel() {
         history = (request, steps, requestedModel, active) -> TurnProgress.of(request.runId(), requestedModel, steps,
@@ -276,7 +300,7 @@ class TurnRunnerTest {
     }
 
     private TurnRunner runner() {
-        return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), history, model,
+        return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), model,
                 new GatewayMetrics(), permitsReleased::add, (record, request, offset, before) -> request,
                 busyPolicy, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy), message -> {
                     cancelledHereWhenPublished.add(registry.running().stream().anyMatch(turn ->
@@ -320,12 +344,17 @@ class TurnRunnerTest {
     private record Stop(long offset, boolean handedOver) {
     }
 
-    /** The owned partition, in memory: what its turns write, and what they tell it. */
-    private static final class Partition implements TurnPartition {
+    /** The owned partition, in memory: what its turns write, and what they tell it; its takeover's reads are {@link #history}. */
+    private final class Partition implements TurnPartition {
         final List<StreamPayload> events = new CopyOnWriteArrayList<>();
         final List<Integer> checkpoints = new CopyOnWriteArrayList<>();
         final List<Long> started = new CopyOnWriteArrayList<>();
         final List<Stop> stops = new CopyOnWriteArrayList<>();
+
+        @Override
+        public TurnHistory history() {
+            return history;
+        }
 
         @Override
         public TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace) {

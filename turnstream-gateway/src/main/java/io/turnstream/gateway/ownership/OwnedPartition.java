@@ -62,6 +62,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /** Offsets of the requests whose turns have not finished, to the turn id. */
     private final ConcurrentSkipListMap<Long, String> unfinished = new ConcurrentSkipListMap<>();
     private final Map<String, TurnRegistry.ActiveTurn> running = new ConcurrentHashMap<>();
+    private volatile TurnHistory resumed;
     private boolean inTransaction;
     private volatile boolean closed;
     private long committedOffset = -1;
@@ -120,6 +121,19 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
     TopicPartition partition() {
         return partition;
+    }
+
+    /** What the takeover read of the turns it resumes. */
+    void resuming(TurnHistory history) {
+        this.resumed = history;
+    }
+
+    @Override
+    public TurnHistory history() {
+        if (resumed == null) {
+            throw new IllegalStateException("the takeover of " + partition + " resumed no turn");
+        }
+        return resumed;
     }
 
     @Override

@@ -65,6 +65,12 @@ public final class OwnedPartitions {
 
         /** Every record of the partition from {@code from} to its end, read_committed. */
         List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from);
+
+        /**
+         * What Kafka holds of the turns a takeover resumes on the other topics, each topic's partitions read once for
+         * all of them, when a turn first asks ({@link TurnResumer#turnsOf}).
+         */
+        TurnResumer.TurnLog turnsOf(List<TurnRequestRecord> resumed);
     }
 
     /** Opens the transactional producer of a partition's turns (not yet initialised). */
@@ -299,16 +305,23 @@ public final class OwnedPartitions {
         }
         log.seek(partition, next);
         LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
-        requests.forEach((offset, accepted) -> {
-            String turnId = accepted.request().turnId();
-            List<TurnRequestRecord> itsSteps = steps.getOrDefault(turnId, List.of());
-            if (unresumable.containsKey(turnId)) {
-                turns.endUnresumable(accepted.request(), accepted.trace(), itsSteps, owner, offset,
-                        unresumable.get(turnId));
-            } else {
-                turns.run(accepted.request(), accepted.trace(), itsSteps, true, owner, offset);
-            }
-        });
+        TakeoverHistory history = new TakeoverHistory(log.turnsOf(requests.values().stream()
+                .map(Accepted::request).toList()));
+        owner.resuming(history);
+        try {
+            requests.forEach((offset, accepted) -> {
+                String turnId = accepted.request().turnId();
+                List<TurnRequestRecord> itsSteps = steps.getOrDefault(turnId, List.of());
+                if (unresumable.containsKey(turnId)) {
+                    turns.endUnresumable(accepted.request(), accepted.trace(), itsSteps, owner, offset,
+                            unresumable.get(turnId));
+                } else {
+                    turns.run(accepted.request(), accepted.trace(), itsSteps, true, owner, offset);
+                }
+            });
+        } finally {
+            history.registered();
+        }
     }
 
     /**

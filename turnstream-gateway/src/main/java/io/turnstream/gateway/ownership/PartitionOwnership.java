@@ -179,6 +179,11 @@ public final class PartitionOwnership implements AutoCloseable {
         public List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from) {
             return resumer.readToEnd(partition, from);
         }
+
+        @Override
+        public TurnResumer.TurnLog turnsOf(List<TurnRequestRecord> resumed) {
+            return resumer.turnsOf(resumed);
+        }
     }
 
     private final class Listener implements ConsumerRebalanceListener {

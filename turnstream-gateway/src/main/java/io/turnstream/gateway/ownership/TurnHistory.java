@@ -13,7 +13,26 @@ public interface TurnHistory {
      * {@code active} (which is registered first, so later results reach it through the inbox).
      *
      * @param steps the turn's step records on {@code llm.turn-requests}, in order
+     * @throws UnreadableRecords when a record of the turn that has not ended cannot be read
      */
     TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
                           TurnRegistry.ActiveTurn active);
+
+    /**
+     * A turn that has not ended, of which Kafka holds a record that cannot be read (its end, maybe): resumed, it would
+     * run again at every takeover, so it ends instead.
+     */
+    final class UnreadableRecords extends RuntimeException {
+        private final transient TurnProgress readable;
+
+        public UnreadableRecords(TurnProgress readable, String why) {
+            super(why);
+            this.readable = readable;
+        }
+
+        /** What the records that could be read say. */
+        public TurnProgress readable() {
+            return readable;
+        }
+    }
 }

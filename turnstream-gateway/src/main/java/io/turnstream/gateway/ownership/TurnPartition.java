@@ -12,6 +12,12 @@ import io.turnstream.runtime.TraceContext;
  */
 public interface TurnPartition {
 
+    /**
+     * What Kafka holds of the turns the takeover of this partition resumes, read once for all of them when the first
+     * asks.
+     */
+    TurnHistory history();
+
     /** The writer of one turn of this partition. */
     TurnPublisher publisherFor(TurnRequestRecord request, TraceContext trace);
 

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -34,16 +35,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads what Kafka holds of a turn another gateway was running: its raw events (key run id, on the
- * run's partition of {@code llm.raw-events}), a cancel of it (key turn id, on {@code llm.control}) and the
- * results of its tool calls (key turn id, on {@code llm.tool-results}), each from shortly before the turn
- * was accepted. Reads go through a
- * {@link GrouplessConsumer}, read_committed, up to the high watermark seen when they start, so every
- * transaction open at that moment (a dead owner's, once fenced) has resolved: what was committed is all
- * there, what was aborted is never seen. A record that cannot be read is skipped with a warning; a
- * transaction still open after {@link #READ_LIMIT} leaves the read with what is committed.
+ * Reads what Kafka holds of the turns a takeover resumes, turns other gateways were running: their raw events
+ * (key run id, on {@code llm.raw-events}), cancels of them (key turn id, on {@code llm.control}) and the results
+ * of their tool calls (key turn id, on {@code llm.tool-results}), each from shortly before the earliest of them
+ * was accepted. Each topic's partitions are read once for all the takeover's turns, when a turn first asks, and
+ * the records handed out by turn: a takeover of a partition with N unfinished turns reads a partition once, not N
+ * times. Reads go through a {@link GrouplessConsumer}, read_committed, up to the high watermark seen when they
+ * start, so every transaction open at that moment (a dead owner's, once fenced) has resolved: what was committed is
+ * all there, what was aborted is never seen. A transaction still open after {@link #READ_LIMIT} leaves the read
+ * with what is committed. A raw event that cannot be read is reported by where it is
+ * ({@link TurnLog#unreadableRawEvents}); a cancel or a result that cannot be read is skipped with a warning.
  */
-public final class TurnResumer implements TurnHistory, AutoCloseable {
+public final class TurnResumer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TurnResumer.class);
     private static final String CLIENT_ID = "turnstream-gateway-resume";
@@ -65,12 +68,13 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
         this.admin = Admin.create(kafkaProperties);
     }
 
-    @Override
-    public TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps, String requestedModel,
-                          TurnRegistry.ActiveTurn active) {
-        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            return progress(request, steps, requestedModel, active, new KafkaTurnLog(reads));
-        }
+    /**
+     * What Kafka holds of the turns of {@code resumed}, read when first asked: each topic's partitions once, for all
+     * of them. Ask only once every one of them is registered ({@link TakeoverHistory} waits for it): what is written
+     * after the read reaches them through the inbox.
+     */
+    public TurnLog turnsOf(List<TurnRequestRecord> resumed) {
+        return new TakeoverReads(resumed, topics, format, this::readKeys);
     }
 
     /**
@@ -78,17 +82,21 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
      * since a moment, in order, up to the end of the partition; each with its offset.
      */
     public List<ConsumerRecord<String, byte[]>> threadRecords(String threadKey, Instant since) {
-        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            readKey(reads, topics.turnRequests(), threadKey, since, records::add);
-        }
-        return records;
+        return readKeys(topics.turnRequests(), Set.of(threadKey), since);
     }
 
-    /** What a takeover reads of one turn, each record decoded: from Kafka, or from a simulated log. */
+    /** What a takeover reads of its turns, each record decoded: from Kafka, or from a simulated log. */
     public interface TurnLog {
         /** The run's events on {@code llm.raw-events} written since {@code since}, in order. */
         List<StreamPayload> rawEvents(String runId, Instant since);
+
+        /**
+         * Where the run's records on {@code llm.raw-events} are that {@link #rawEvents} could not read, each with why
+         * ({@code llm.raw-events-<partition>@<offset> (<reason>)}).
+         */
+        default List<String> unreadableRawEvents(String runId) {
+            return List.of();
+        }
 
         /** The turn's results on {@code llm.tool-results} written since {@code since}. */
         List<ToolResult> toolResults(String turnId, Instant since);
@@ -98,7 +106,7 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
     }
 
     /**
-     * What {@link #progress} reads and decides, on any log: the run's raw events, folded; unless the turn
+     * What a takeover reads and decides of one turn, on any log: the run's raw events, folded; unless the turn
      * has ended, a cancel on {@code llm.control}, which cancels {@code active}; and, only when the turn waits
      * for tool results, the turn's tool results, handed to {@code active}. All are read from
      * {@link #CLOCK_SKEW} before the turn was accepted.
@@ -108,14 +116,22 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
      * group's generation), and this gateway's inbox reads {@code llm.control} only from when it started. A
      * cancel accepted before this read is found here; one accepted after it reaches {@code active} through
      * the inbox, which was reading before the turn was registered.
+     *
+     * @throws TurnHistory.UnreadableRecords when a raw event of a turn that has not ended cannot be read: what
+     *                                       it was (its end, maybe) is not known, so the turn cannot be resumed
      */
     public static TurnProgress progress(TurnRequestRecord request, List<TurnRequestRecord> steps,
                                         String requestedModel, TurnRegistry.ActiveTurn active, TurnLog log) {
-        Instant since = Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));
+        Instant since = since(request);
         TurnProgress progress = TurnProgress.of(request.runId(), requestedModel, steps,
                 log.rawEvents(request.runId(), since));
         if (progress.endedStatus() != null) {
             return progress;
+        }
+        List<String> unreadable = log.unreadableRawEvents(request.runId());
+        if (!unreadable.isEmpty()) {
+            throw new TurnHistory.UnreadableRecords(progress, "its raw event at " + unreadable.get(0)
+                    + " cannot be read; the topology dead-letters it");
         }
         log.commands(request.turnId(), since).stream()
                 .filter(command -> command.type() == ControlMessage.Type.CANCEL).findFirst()
@@ -127,47 +143,36 @@ public final class TurnResumer implements TurnHistory, AutoCloseable {
         return progress;
     }
 
-    /** A turn's records read from Kafka, read_committed, each decoded (one that cannot be is skipped). */
-    private final class KafkaTurnLog implements TurnLog {
-        private final GrouplessConsumer reads;
-
-        KafkaTurnLog(GrouplessConsumer reads) {
-            this.reads = reads;
-        }
-
-        @Override
-        public List<StreamPayload> rawEvents(String runId, Instant since) {
-            return read(topics.rawEvents(), runId, since, StreamEvent.class).stream().map(StreamEvent::payload).toList();
-        }
-
-        @Override
-        public List<ToolResult> toolResults(String turnId, Instant since) {
-            return read(topics.toolResults(), turnId, since, ToolResult.class);
-        }
-
-        @Override
-        public List<ControlMessage> commands(String turnId, Instant since) {
-            return read(topics.control(), turnId, since, ControlMessage.class);
-        }
-
-        private <T> List<T> read(String topic, String key, Instant since, Class<T> type) {
-            List<T> values = new ArrayList<>();
-            readKey(reads, topic, key, since, record -> values.add(format.read(record.topic(), record.value(), type)));
-            return values;
-        }
+    /** From when a turn's records are read: {@link #CLOCK_SKEW} before it was accepted. */
+    static Instant since(TurnRequestRecord request) {
+        return Instant.ofEpochMilli(Math.max(0, request.requestedAt() - CLOCK_SKEW.toMillis()));
     }
 
-    /** The records of {@code key} written since a moment, on the partition the key is written to. */
-    private void readKey(GrouplessConsumer reads, String topic, String key, Instant since,
-                         GrouplessConsumer.RecordHandler handler) {
-        int partitions = reads.partitionsOf(List.of(topic), TOPIC_WAIT).size();
-        TopicPartition partition = new TopicPartition(topic,
-                Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions);
-        readToHighWatermark(reads, reads.offsets(List.of(partition), TopicReader.Start.since(since)), record -> {
-            if (key.equals(record.key())) {
-                handler.handle(record);
+    /**
+     * The records of {@code keys} on {@code topic} written since a moment: every partition the keys are written to,
+     * read once, read_committed, up to its high watermark.
+     */
+    private List<ConsumerRecord<String, byte[]>> readKeys(String topic, Set<String> keys, Instant since) {
+        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
+            Set<TopicPartition> partitions = new HashSet<>();
+            for (String key : keys) {
+                partitions.add(partitionOf(reads, topic, key));
             }
-        });
+            readToHighWatermark(reads, reads.offsets(partitions, TopicReader.Start.since(since)), record -> {
+                if (keys.contains(record.key())) {
+                    records.add(record);
+                }
+            });
+        }
+        return records;
+    }
+
+    /** The partition {@code key} is written to (the producers' default partitioner). */
+    private static TopicPartition partitionOf(GrouplessConsumer reads, String topic, String key) {
+        int partitions = reads.partitionsOf(List.of(topic), TOPIC_WAIT).size();
+        return new TopicPartition(topic, Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8)))
+                % partitions);
     }
 
     /** Every record of a partition from {@code from} to its end. */

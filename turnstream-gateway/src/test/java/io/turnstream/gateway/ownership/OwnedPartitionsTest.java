@@ -8,9 +8,12 @@ import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.ControlMessage;
 import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
@@ -18,6 +21,7 @@ import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -77,6 +81,31 @@ class OwnedPartitionsTest {
                         tuple("turn-b", 7L, true, 0));
         assertThat(log.position).as("read on after what was caught up").isEqualTo(8);
         assertThat(partitions.healthy()).isTrue();
+    }
+
+    /**
+     * The records of a takeover's unfinished turns on the other topics are read once for all of them (before, once per
+     * turn), and only once every one is registered: what is written after the read reaches them through the inbox.
+     */
+    @Test
+    void aTakeoverReadsTheRecordsOfItsUnfinishedTurnsOnceAllAreRegistered() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.append(6, request("turn-b"));
+        log.append(7, step("turn-a", 1));
+        log.append(8, request("turn-c"));
+        List<Integer> registeredAtRead = new ArrayList<>();
+        log.onTurnRead = () -> registeredAtRead.add(turns.registry.runningCount());
+
+        partitions.assigned(List.of(P0));
+        TurnHistory history = partitions.owner(P0).history();
+        for (String turnId : List.of("turn-c", "turn-a", "turn-b")) {
+            history.progress(request(turnId), List.of(), "m", turns.active(turnId));
+        }
+
+        assertThat(log.resumedTogether).as("one set of reads for the takeover's turns")
+                .containsExactly(List.of("turn-a", "turn-b", "turn-c"));
+        assertThat(registeredAtRead).as("each turn's read, once all three are registered").containsOnly(3);
     }
 
     @Test
@@ -411,6 +440,9 @@ class OwnedPartitionsTest {
         long committed;
         String committedMetadata = "";
         int failingReads;
+        /** The turn ids of each takeover's reads of its turns, and what runs when a turn's records are read. */
+        final List<List<String>> resumedTogether = new ArrayList<>();
+        Runnable onTurnRead = () -> { };
         /** Runs when the handover reads the position to commit: a turn can end just then. */
         Runnable whenPositionRead = () -> { };
 
@@ -466,6 +498,28 @@ class OwnedPartitionsTest {
                 throw new TimeoutException("the read did not reach the high watermark");
             }
             return records.stream().filter(record -> record.offset() >= from).toList();
+        }
+
+        @Override
+        public TurnResumer.TurnLog turnsOf(List<TurnRequestRecord> resumed) {
+            resumedTogether.add(resumed.stream().map(TurnRequestRecord::turnId).toList());
+            return new TurnResumer.TurnLog() {
+                @Override
+                public List<StreamPayload> rawEvents(String runId, Instant since) {
+                    onTurnRead.run();
+                    return List.of();
+                }
+
+                @Override
+                public List<ToolResult> toolResults(String turnId, Instant since) {
+                    return List.of();
+                }
+
+                @Override
+                public List<ControlMessage> commands(String turnId, Instant since) {
+                    return List.of();
+                }
+            };
         }
     }
 

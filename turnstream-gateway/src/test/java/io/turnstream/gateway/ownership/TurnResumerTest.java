@@ -1,6 +1,7 @@
 package io.turnstream.gateway.ownership;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.loop.TurnProgress;
@@ -10,6 +11,7 @@ import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
@@ -107,6 +109,30 @@ class TurnResumerTest {
         assertThat(active.cancel.isCancelled()).isFalse();
     }
 
+    /** What a raw event that cannot be read was is not known (the turn's end, maybe): the turn is not resumed. */
+    @Test
+    void aTurnWithARawEventThatCannotBeReadIsNotResumed() {
+        started();
+        log.unreadable.add("llm.raw-events-0@9 (not a StreamEvent)");
+
+        assertThatThrownBy(this::resume).isInstanceOfSatisfying(TurnHistory.UnreadableRecords.class, unreadable -> {
+            assertThat(unreadable.readable().started()).isTrue();
+            assertThat(unreadable).hasMessage("its raw event at llm.raw-events-0@9 (not a StreamEvent) cannot be read; "
+                    + "the topology dead-letters it");
+        });
+        assertThat(active.cancel.isCancelled()).isFalse();
+    }
+
+    /** The end written because a record could not be read: the next takeover finds the turn ended, once and for all. */
+    @Test
+    void aTurnEndedAfterARawEventThatCannotBeReadStaysEnded() {
+        started();
+        log.unreadable.add("llm.raw-events-0@9 (not a StreamEvent)");
+        event(new StreamPayload.ResponseError("run-1", ErrorInfo.of("TURN_CANNOT_RUN", "the turn cannot be resumed")));
+
+        assertThat(resume().endedStatus()).isEqualTo(ResponseStatus.ERROR);
+    }
+
     private TurnProgress resume() {
         return TurnResumer.progress(REQUEST, steps, "m", active, log);
     }
@@ -126,6 +152,12 @@ class TurnResumerTest {
         final List<ControlMessage> commands = new ArrayList<>();
         final List<String> topicsRead = new ArrayList<>();
         final List<Instant> since = new ArrayList<>();
+        final List<String> unreadable = new ArrayList<>();
+
+        @Override
+        public List<String> unreadableRawEvents(String runId) {
+            return runId.equals("run-1") ? unreadable : List.of();
+        }
 
         @Override
         public List<StreamPayload> rawEvents(String runId, Instant from) {

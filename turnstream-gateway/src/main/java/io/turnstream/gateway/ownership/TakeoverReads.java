@@ -1,0 +1,126 @@
+package io.turnstream.gateway.ownership;
+
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The records of the turns one takeover resumes: each topic ({@code llm.raw-events} by run id, {@code llm.control}
+ * and {@code llm.tool-results} by turn id) is read once, for every turn, when a turn first asks for it, from
+ * shortly before the earliest turn was accepted; the records are kept by key and decoded as each turn asks. A
+ * takeover of a partition with N unfinished turns reads each partition those turns' keys are on once, not N times.
+ * Asked from the turns' threads.
+ */
+final class TakeoverReads implements TurnResumer.TurnLog {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TakeoverReads.class);
+
+    /** Reads the records of some keys of a topic written since a moment: each partition they are on, once. */
+    @FunctionalInterface
+    interface KeyReads {
+        List<ConsumerRecord<String, byte[]>> read(String topic, Set<String> keys, Instant since);
+    }
+
+    private final Topics topics;
+    private final WireFormat format;
+    private final KeyReads reads;
+    private final Set<String> runIds = new HashSet<>();
+    private final Set<String> turnIds = new HashSet<>();
+    private final Instant since;
+    /** By topic, then by key: what was read. */
+    private final Map<String, Map<String, List<ConsumerRecord<String, byte[]>>>> read = new HashMap<>();
+
+    TakeoverReads(List<TurnRequestRecord> resumed, Topics topics, WireFormat format, KeyReads reads) {
+        this.topics = topics;
+        this.format = format;
+        this.reads = reads;
+        resumed.forEach(request -> {
+            runIds.add(request.runId());
+            turnIds.add(request.turnId());
+        });
+        this.since = resumed.stream().map(TurnResumer::since).min(Instant::compareTo).orElse(Instant.EPOCH);
+    }
+
+    /** Of the run's events: those read since the earliest turn of the takeover, which covers {@code from}. */
+    @Override
+    public List<StreamPayload> rawEvents(String runId, Instant from) {
+        List<StreamPayload> events = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
+            decode(record, StreamEvent.class).ifPresent(event -> events.add(event.payload()));
+        }
+        return events;
+    }
+
+    @Override
+    public List<String> unreadableRawEvents(String runId) {
+        List<String> unreadable = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
+            try {
+                format.read(record.topic(), record.value(), StreamEvent.class);
+            } catch (IOException | RuntimeException e) {
+                unreadable.add(record.topic() + "-" + record.partition() + "@" + record.offset() + " ("
+                        + e.getMessage() + ")");
+            }
+        }
+        return unreadable;
+    }
+
+    @Override
+    public List<ToolResult> toolResults(String turnId, Instant from) {
+        return decodeAll(records(topics.toolResults(), turnIds, turnId), ToolResult.class);
+    }
+
+    @Override
+    public List<ControlMessage> commands(String turnId, Instant from) {
+        return decodeAll(records(topics.control(), turnIds, turnId), ControlMessage.class);
+    }
+
+    /** The records of {@code key} on {@code topic}; the topic is read for all {@code keys} at the first ask. */
+    private synchronized List<ConsumerRecord<String, byte[]>> records(String topic, Set<String> keys, String key) {
+        if (!keys.contains(key)) {
+            throw new IllegalArgumentException(key + " is not a key of the turns this takeover resumes");
+        }
+        Map<String, List<ConsumerRecord<String, byte[]>>> byKey = read.get(topic);
+        if (byKey == null) {
+            byKey = new HashMap<>();
+            for (ConsumerRecord<String, byte[]> record : reads.read(topic, keys, since)) {
+                byKey.computeIfAbsent(record.key(), k -> new ArrayList<>()).add(record);
+            }
+            read.put(topic, byKey);
+        }
+        return byKey.getOrDefault(key, List.of());
+    }
+
+    private <T> List<T> decodeAll(List<ConsumerRecord<String, byte[]>> records, Class<T> type) {
+        List<T> values = new ArrayList<>();
+        records.forEach(record -> decode(record, type).ifPresent(values::add));
+        return values;
+    }
+
+    /** A record that cannot be read is skipped with a warning (a raw event's is reported too: see above). */
+    private <T> Optional<T> decode(ConsumerRecord<String, byte[]> record, Class<T> type) {
+        try {
+            return Optional.of(format.read(record.topic(), record.value(), type));
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(),
+                    record.offset(), e.getMessage());
+            return Optional.empty();
+        }
+    }
+}

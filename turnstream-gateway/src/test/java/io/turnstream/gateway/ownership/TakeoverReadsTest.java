@@ -1,0 +1,100 @@
+package io.turnstream.gateway.ownership;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.turnstream.gateway.loop.TurnProgress;
+import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.gateway.turn.TurnPhase;
+import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.model.ControlMessage;
+import io.turnstream.model.Json;
+import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.Topics;
+import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.model.WireFormat;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A takeover of a partition with several unfinished turns, without a broker: each topic is read once for all of them
+ * (before, once per turn), from a minute before the earliest was accepted, and each turn gets its own records.
+ */
+class TakeoverReadsTest {
+
+    private static final Topics TOPICS = Topics.DEFAULTS;
+
+    private final List<ConsumerRecord<String, byte[]>> written = new ArrayList<>();
+    private final Map<String, Integer> readsByTopic = new HashMap<>();
+    private final List<Instant> readSince = new ArrayList<>();
+    private final List<Set<String>> readKeys = new ArrayList<>();
+
+    @Test
+    void severalUnfinishedTurnsReadEachTopicOnceAndGetTheirOwnRecords() {
+        List<TurnRequestRecord> turns = List.of(request("a", 3_000_000), request("b", 2_000_000), request("c", 4_000_000));
+        for (TurnRequestRecord turn : turns) {
+            rawEvent(turn.runId(), new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), "thread-1", null, "m",
+                    "simulated", 1L));
+        }
+        rawEvent("run-b", new StreamPayload.ResponseDone("run-b", ResponseStatus.COMPLETE, null,
+                null));
+        written.add(new ConsumerRecord<>(TOPICS.rawEvents(), 0, written.size(), "run-c",
+                "{not a stream event".getBytes(StandardCharsets.UTF_8)));
+        written.add(new ConsumerRecord<>(TOPICS.control(), 0, written.size(), "turn-a",
+                Json.toBytes(ControlMessage.cancel("turn-a", "the user stopped it"))));
+        TakeoverReads reads = new TakeoverReads(turns, TOPICS, WireFormat.JSON, this::read);
+
+        TurnRegistry registry = new TurnRegistry();
+        Map<String, Object> outcomes = new HashMap<>();
+        Map<String, TurnRegistry.ActiveTurn> actives = new HashMap<>();
+        for (TurnRequestRecord turn : turns) {
+            TurnRegistry.ActiveTurn active = registry.register(new TurnStatus(turn.turnId(), "thread-1", turn.runId(),
+                    TurnPhase.RUNNING));
+            actives.put(turn.turnId(), active);
+            try {
+                outcomes.put(turn.turnId(), TurnResumer.progress(turn, List.of(), "m", active, reads));
+            } catch (TurnHistory.UnreadableRecords unreadable) {
+                outcomes.put(turn.turnId(), unreadable.getMessage());
+            }
+        }
+
+        assertThat(readsByTopic).as("each topic once for the three turns (no tool results: none waits for some)")
+                .containsExactlyInAnyOrderEntriesOf(Map.of(TOPICS.rawEvents(), 1, TOPICS.control(), 1));
+        assertThat(readSince).as("from a minute before the earliest was accepted")
+                .containsOnly(Instant.ofEpochMilli(2_000_000 - 60_000));
+        assertThat(readKeys).containsExactly(Set.of("run-a", "run-b", "run-c"), Set.of("turn-a", "turn-b", "turn-c"));
+        assertThat(outcomes.get("turn-a")).isInstanceOfSatisfying(TurnProgress.class, progress -> {
+            assertThat(progress.started()).isTrue();
+            assertThat(progress.endedStatus()).isNull();
+        });
+        assertThat(actives.get("turn-a").cancel.reason()).isEqualTo("the user stopped it");
+        assertThat(outcomes.get("turn-b")).isInstanceOfSatisfying(TurnProgress.class, progress ->
+                assertThat(progress.endedStatus()).isEqualTo(ResponseStatus.COMPLETE));
+        assertThat(outcomes.get("turn-c")).asString().startsWith("its raw event at " + TOPICS.rawEvents() + "-0@4 (");
+    }
+
+    private List<ConsumerRecord<String, byte[]>> read(String topic, Set<String> keys, Instant since) {
+        readsByTopic.merge(topic, 1, Integer::sum);
+        readSince.add(since);
+        readKeys.add(Set.copyOf(keys));
+        return written.stream().filter(record -> record.topic().equals(topic) && keys.contains(record.key())).toList();
+    }
+
+    private void rawEvent(String runId, StreamPayload payload) {
+        StreamEvent event = new StreamEvent("e" + written.size(), 1L, null, runId, payload.type(), payload);
+        written.add(new ConsumerRecord<>(TOPICS.rawEvents(), 0, written.size(), runId, Json.toBytes(event)));
+    }
+
+    private static TurnRequestRecord request(String name, long requestedAt) {
+        return TurnRequestRecord.request("turn-" + name, "thread-1", "run-" + name, null, requestedAt,
+                Json.MAPPER.createObjectNode().put("prompt", "hi"));
+    }
+}
