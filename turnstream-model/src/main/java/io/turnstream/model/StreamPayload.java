@@ -150,8 +150,23 @@ public sealed interface StreamPayload {
         }
     }
 
+    /**
+     * The turn failed. Its usage is reported as on {@link ResponseDone}: what it spent is spent although
+     * it failed.
+     *
+     * @param usage what the turn's model calls used that produced its completed steps, or null when none reported any
+     * @param failedAttemptsUsage what its model calls used that failed (made again, fell back, or the last one
+     *                            that failed the turn), apart from {@code usage}; null when none reported any
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    record ResponseError(String responseId, ErrorInfo error) implements StreamPayload {
+    record ResponseError(String responseId, ErrorInfo error, Usage usage, Usage failedAttemptsUsage)
+            implements StreamPayload {
+
+        /** A failure that used no tokens, or whose usage is not known. */
+        public ResponseError(String responseId, ErrorInfo error) {
+            this(responseId, error, null, null);
+        }
+
         @Override
         public String type() {
             return RESPONSE_ERROR;

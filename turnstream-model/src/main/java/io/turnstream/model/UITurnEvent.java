@@ -5,8 +5,9 @@ package io.turnstream.model;
  * or {@code turn_error}. {@code tenantId} is the turn's tenant (from {@code response_start}), null for a turn
  * of no tenant. {@code finishReason} says why a completed turn stopped ({@code stop}, {@code length},
  * {@code max_steps}, ...: an open vocabulary, as providers add reasons); {@code modelId} on
- * {@code turn_completed} is the model actually used. {@code failedAttemptsUsage} on {@code turn_completed}
- * is what model calls used that failed and were made again, apart from {@code usage} (null when none did).
+ * {@code turn_completed} is the model actually used. {@code usage} and {@code failedAttemptsUsage} on
+ * {@code turn_completed} and {@code turn_error}: what the turn's completed steps used, and apart from it
+ * what its model calls used that failed (null when none did).
  */
 public record UITurnEvent(UiPayloadType type, String turnId, String threadId, String modelId, String providerId,
                           ResponseStatus status, Usage usage, ErrorInfo error, String tenantId, String finishReason,

@@ -73,6 +73,9 @@ final class ContractSamples {
                 new StreamPayload.ResponseDone("resp-1", ResponseStatus.COMPLETE, new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L,
                         30L, 0.004815), "length", "claude-fallback"),
                 new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded", "try later")),
+                new StreamPayload.ResponseError("resp-1", ErrorInfo.of("overloaded_error", "busy"),
+                        new StreamPayload.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815),
+                        new StreamPayload.Usage(100, 7, 107, null, null, null, 0.0012)),
                 new StreamPayload.TurnStatus(TurnActivity.RETRYING, 2, 1500L, null, null, ErrorInfo.of("rate_limit_error", "slow down"),
                         null, null),
                 new StreamPayload.TurnStatus(TurnActivity.FALLBACK, null, null, "claude-x", "claude-y", null, null, null),
@@ -148,6 +151,12 @@ final class ContractSamples {
                 ErrorInfo.of("TURN_TIMEOUT", "no event for 300 s"));
     }
 
+    static UITurnEvent turnErrorWithUsage(String turnId) {
+        return new UITurnEvent(UiPayloadType.TURN_ERROR, turnId, "thread-1", null, null, null,
+                new UITurnEvent.Usage(1200, 80, 1280, 1000L, 150L, 30L, 0.004815), ErrorInfo.of("overloaded_error", "busy"),
+                "tenant-a", null, new UITurnEvent.Usage(300, 12, 312, null, null, null, 0.0009));
+    }
+
     static UpsertEnvelope envelope(long seq, UiPayload payload) {
         return new UpsertEnvelope("evt-" + payload.turnId() + "-" + seq, T + seq, payload.turnId(), seq,
                 payload.payloadType(), payload);
@@ -168,7 +177,8 @@ final class ContractSamples {
                 envelope(10, turnStatus("turn-3")),
                 envelope(11, toolStatus("turn-3")),
                 envelope(12, turnCompletedWithEverything("turn-3")),
-                envelope(13, UIUpsert.withdrawn("turn-3", "thread-1", "call-item", UiItemType.TOOL_CALL, 2, "call-1")));
+                envelope(13, UIUpsert.withdrawn("turn-3", "thread-1", "call-item", UiItemType.TOOL_CALL, 2, "call-1")),
+                envelope(14, turnErrorWithUsage("turn-4")));
     }
 
     static List<ToolCall> toolCalls() {

@@ -1,8 +1,10 @@
 package io.turnstream.topology;
 
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ResponseDone;
+import io.turnstream.model.StreamPayload.ResponseError;
 import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.TurnStatus;
 import io.turnstream.model.UIStatus;
@@ -13,7 +15,8 @@ import io.turnstream.model.UiPayloadType;
  * The upserts of what the gateway reports besides items: the statuses of a running turn and of its
  * tool calls ({@code turn_status}, {@code tool_status} become a {@link UIStatus} each, passed through
  * as they come), and the closing {@code turn_completed} with its finish reason, the model used and
- * the usage of its failed model calls apart.
+ * the usage of its failed model calls apart, or {@code turn_error} with its error and the same usages
+ * (a failed turn's tokens are spent too).
  */
 final class StatusUpserts {
 
@@ -36,5 +39,13 @@ final class StatusUpserts {
         return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
                 UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason(),
                 UpsertEmitter.usage(done.failedAttemptsUsage()));
+    }
+
+    static UITurnEvent turnError(TurnState turn, ResponseError failed) {
+        ErrorInfo error = failed.error() != null ? ErrorInfo.of(failed.error().code(), failed.error().message())
+                : ErrorInfo.of("RESPONSE_ERROR", "response failed");
+        return new UITurnEvent(UiPayloadType.TURN_ERROR, turn.turnId, turn.threadId, null, null, null,
+                UpsertEmitter.usage(failed.usage()), error, turn.tenantId, null,
+                UpsertEmitter.usage(failed.failedAttemptsUsage()));
     }
 }

@@ -168,8 +168,7 @@ final class TurnMachine {
         } else if (payload instanceof ResponseDone done) {
             return closeTurn(turn, StatusUpserts.turnCompleted(turn, done));
         } else if (payload instanceof ResponseError error) {
-            ErrorInfo info = error.error() != null ? error.error() : ErrorInfo.of("RESPONSE_ERROR", "response failed");
-            return closeTurn(turn, turnEvent(UiPayloadType.TURN_ERROR, turn, null, null, info));
+            return closeTurn(turn, StatusUpserts.turnError(turn, error));
         } else if (StatusUpserts.isStatus(payload)) {
             emitter.emit(turn, StatusUpserts.status(turn, payload));
             turns.put(turn.runId, turn);

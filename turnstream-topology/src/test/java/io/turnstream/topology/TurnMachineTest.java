@@ -6,16 +6,19 @@ import static io.turnstream.topology.Events.functionCallDone;
 import static io.turnstream.topology.Events.functionCallStart;
 import static io.turnstream.topology.Events.itemStart;
 import static io.turnstream.topology.Events.responseDone;
+import static io.turnstream.topology.Events.responseError;
 import static io.turnstream.topology.Events.responseStart;
 import static io.turnstream.topology.Events.withdrawn;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
@@ -167,6 +170,31 @@ class TurnMachineTest {
         UITurnEvent completed = (UITurnEvent) read(sent(UpsertTopology.UPSERTS_SINK).get(1), UpsertEnvelope.class).payload();
         assertThat(completed.usage()).isEqualTo(new UITurnEvent.Usage(100, 20, 120));
         assertThat(completed.failedAttemptsUsage()).isEqualTo(new UITurnEvent.Usage(40, 5, 45, null, null, null, 0.25));
+    }
+
+    @Test
+    void aFailedTurnCarriesItsUsageAndItsFailedCallsUsageToTurnError() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(new StreamPayload.ResponseError("resp", ErrorInfo.of("overloaded_error", "busy"),
+                new StreamPayload.Usage(100, 20, 120, 80L, null, null, 0.5),
+                new StreamPayload.Usage(40, 5, 45, null, null, null, 0.25)));
+
+        UITurnEvent failed = (UITurnEvent) read(sent(UpsertTopology.UPSERTS_SINK).get(1), UpsertEnvelope.class).payload();
+        assertThat(failed.type()).isEqualTo(UiPayloadType.TURN_ERROR);
+        assertThat(failed.error()).isEqualTo(ErrorInfo.of("overloaded_error", "busy"));
+        assertThat(failed.usage()).isEqualTo(new UITurnEvent.Usage(100, 20, 120, 80L, null, null, 0.5));
+        assertThat(failed.failedAttemptsUsage()).isEqualTo(new UITurnEvent.Usage(40, 5, 45, null, null, null, 0.25));
+    }
+
+    @Test
+    void aFailedTurnWithoutUsageHasNone() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(responseError("TURN_CANNOT_RUN", "no such provider"));
+
+        UITurnEvent failed = (UITurnEvent) read(sent(UpsertTopology.UPSERTS_SINK).get(1), UpsertEnvelope.class).payload();
+        assertThat(failed.type()).isEqualTo(UiPayloadType.TURN_ERROR);
+        assertThat(failed.usage()).isNull();
+        assertThat(failed.failedAttemptsUsage()).isNull();
     }
 
     private Rejection feed(StreamPayload payload) {
