@@ -151,6 +151,8 @@ public final class StepAttempts {
             return end(outcome, null, out);
         }
         out.add(new Output.Withdrawn(model, outcome.usage()));
+        // its usage is counted with the withdrawal: a step that gives up on it ends without it, or it counts twice
+        StepOutcome counted = withoutUsage(outcome);
         if ((outcome.overloaded() || stalled) && canFallBack()) {
             out.add(new Output.FellBack(model, fallbackModel, outcome.error()));
             model = fallbackModel;
@@ -158,11 +160,11 @@ public final class StepAttempts {
             return out;
         }
         if (attempt >= policy.maxAttempts()) {
-            return end(outcome, "giving up after " + attempt + " attempts", out);
+            return end(counted, "giving up after " + attempt + " attempts", out);
         }
         Duration delay = policy.delay(attempt, outcome.retryAfter(), random);
         if (delay == null) {
-            return end(outcome, "the provider asks to retry after " + outcome.retryAfter().toSeconds()
+            return end(counted, "the provider asks to retry after " + outcome.retryAfter().toSeconds()
                     + " s, longer than the " + policy.maxDelay().toSeconds() + " s we wait", out);
         }
         out.add(new Output.Retrying(attempt + 1, delay, outcome.error()));
@@ -182,6 +184,12 @@ public final class StepAttempts {
         state = State.ENDED;
         out.add(new Output.Ended(outcome, gaveUp));
         return out;
+    }
+
+    private static StepOutcome withoutUsage(StepOutcome outcome) {
+        return new StepOutcome(outcome.status(), outcome.finishReason(), null, outcome.toolCalls(),
+                outcome.assistantContent(), outcome.error(), outcome.retryable(), outcome.overloaded(),
+                outcome.retryAfter(), outcome.itemsPublished());
     }
 
     private boolean canFallBack() {

@@ -10,6 +10,7 @@ import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StreamPayload;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -106,6 +107,23 @@ class StepAttemptsTest {
                 Duration.ofMinutes(5), 0);
         List<Output> out = attempts.on(ended(tooLong, false, 0));
         assertThat(((Output.Ended) out.get(out.size() - 1)).gaveUp()).contains("300 s");
+    }
+
+    @Test
+    void anAttemptWithdrawnThenGivenUpOnReportsItsUsageOnceWithTheWithdrawal() {
+        StepAttempts attempts = attempts(null);
+        attempts.start();
+        StreamPayload.Usage used = new StreamPayload.Usage(300, 20, 320);
+        StepOutcome tooLong = new StepOutcome(ResponseStatus.ERROR, null, used, List.of(), Json.MAPPER.createArrayNode(),
+                ErrorInfo.of("rate_limit_error", "later"), true, false, Duration.ofMinutes(5), 0);
+
+        List<Output> out = attempts.on(ended(tooLong, false, 0));
+
+        assertThat(out).contains(new Output.Withdrawn("big", used));
+        Output.Ended ended = (Output.Ended) out.get(out.size() - 1);
+        assertThat(ended.gaveUp()).contains("300 s");
+        assertThat(ended.outcome().usage()).as("counted with the withdrawal already").isNull();
+        assertThat(ended.outcome().error()).isEqualTo(tooLong.error());
     }
 
     @Test
