@@ -319,6 +319,7 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * A turn that cannot run on this gateway (its provider is not configured here, its request cannot be
      * read, its thread is busy) ends at once with {@code response_error} ({@code turn_error} on
      * {@code llm.upserts}): every reader sees it end, and the gateway that accepted it releases its permit.
+     * The error carries the usage of the steps an earlier owner completed, as their checkpoints hold it.
      */
     private void endUnrunnable(TurnRequestRecord record, TraceContext trace, List<TurnRequestRecord> steps,
                                boolean resume, TurnPartition partition, TurnRegistry.ActiveTurn active,
@@ -334,7 +335,9 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                         record.turnId(), record.threadId(), null, model, provider, publisher.clock().millis(),
                         record.tenantId()));
             }
-            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(), why)));
+            // a turn taken over carries what its steps so far used (their checkpoints'): it is spent all the same
+            awaitDelivery(publisher.rawEvent(record.runId(), trace, new StreamPayload.ResponseError(record.runId(), why,
+                    progress.usage(), progress.failedUsage())));
             metrics.increment(GatewayMetrics.Counter.TURNS_FAILED);
         }
         registry.finish(record.turnId(), progress.endedStatus() != null

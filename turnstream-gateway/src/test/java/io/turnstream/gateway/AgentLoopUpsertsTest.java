@@ -78,6 +78,8 @@ class AgentLoopUpsertsTest {
     private static final String FALLBACK_MODEL = "turnstream-simulated-fallback";
     /** Requests the provider received per prompt, for scripts that answer differently the second time. */
     private static final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    private static final long FIRST_STEP_INPUT = 1_000;
+    private static final long FAILING_CALL_INPUT = 100;
 
     @BeforeAll
     static void startEverything() throws Exception {
@@ -133,6 +135,13 @@ class AgentLoopUpsertsTest {
                             .toolUse("write_file", fileArgs("withdrawn.txt", "must never be written"))
                             .failAfterBlocks("overloaded_error")
                     : SimulatedReply.answer().toolUse("write_file", fileArgs("kept.txt", "written once"));
+        }
+        if (first.startsWith("read-then-fail:")) {
+            // a step that completes, then a step whose every attempt breaks after using its input
+            return request.lastToolResults().isEmpty()
+                    ? SimulatedReply.answer().toolUse("read_file", args("path", "README.md")).usage(FIRST_STEP_INPUT, null, null)
+                    : SimulatedReply.answer().text("This answer breaks off after three words")
+                            .failAfterTokens(3, "overloaded_error").usage(FAILING_CALL_INPUT, null, null);
         }
         List<SimulatedRequest.ToolResultView> results = request.lastToolResults();
         if (!results.isEmpty()) {
@@ -290,6 +299,36 @@ class AgentLoopUpsertsTest {
             List<String> shown = new ArrayList<>();
             snapshot.get("items").forEach(item -> shown.add(item.get("itemId").asText()));
             assertThat(shown).isNotEmpty().doesNotContainAnyElementsOf(withdrawn);
+        });
+    }
+
+    /**
+     * A turn whose second step fails after its failed attempts reports what it spent: the first step's usage,
+     * and every failed call's (the last one's too) apart, priced, on its turn_error and in GET /v1/turns.
+     */
+    @Test
+    void aTurnThatFailsAfterFailedAttemptsReportsItsUsageAndTheFailedCallsApart() throws Exception {
+        String turnId = startTurn("read-then-fail: read README.md, then break");
+
+        List<UpsertEnvelope> turn = upserts.awaitEnd(turnId, TURN_TIMEOUT);
+
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.type()).isEqualTo(UiPayloadType.TURN_ERROR);
+        assertThat(end.error().code()).isEqualTo("overloaded_error");
+        int failedCalls = attempts.get("read-then-fail: read README.md, then break").get() - 1;
+        assertThat(failedCalls).as("the step was retried before it failed").isGreaterThan(1);
+        assertThat(end.usage().promptTokens()).as("the completed step's").isEqualTo(FIRST_STEP_INPUT);
+        assertThat(end.failedAttemptsUsage().promptTokens()).as("every failed call once, the last one too")
+                .isEqualTo(failedCalls * FAILING_CALL_INPUT);
+        assertThat(end.failedAttemptsUsage().costUsd()).as("priced at 3 and 15 USD per million tokens")
+                .isEqualTo((end.failedAttemptsUsage().promptTokens() * 3
+                        + end.failedAttemptsUsage().completionTokens() * 15) / 1e6);
+        await().atMost(TURN_TIMEOUT).untilAsserted(() -> {
+            JsonNode snapshot = Json.fromString(get("/v1/turns/" + turnId).body(), JsonNode.class);
+            assertThat(snapshot.get("status").asText()).isEqualTo("error");
+            assertThat(snapshot.at("/turn/usage/promptTokens").asLong()).isEqualTo(FIRST_STEP_INPUT);
+            assertThat(snapshot.at("/turn/failedAttemptsUsage/promptTokens").asLong())
+                    .isEqualTo(failedCalls * FAILING_CALL_INPUT);
         });
     }
 

@@ -153,6 +153,30 @@ class TurnRunnerTest {
         assertReleasedAndFinished(turnId, TurnPhase.ERROR);
     }
 
+    @Test
+    void aTurnTakenOverThatCannotRunHereEndsWithWhatItsCheckpointedStepsUsed() {
+        TurnRequestRecord record = TurnRequestRecord.request("turn-1", "thread-1", "run-1", "tenant-a", 1,
+                TurnRequest.prompt("anthropic", "claude-sonnet-4-5", "hi").toJson());
+        StreamPayload.Usage used = new StreamPayload.Usage(10, 5, 15, null, null, null, 0.01);
+        StreamPayload.Usage failed = new StreamPayload.Usage(7, 0, 7, null, null, null, 0.002);
+        StepOutcome step = new StepOutcome(ResponseStatus.COMPLETE, FinishReasons.LENGTH, used, List.of(),
+                Json.MAPPER.createArrayNode(), null, false, false, null, 1);
+        // an earlier owner completed step 1 (after a failed call) and was continuing it
+        history = (request, steps, requestedModel, active) -> TurnProgress.of(request.runId(), requestedModel,
+                List.of(request.stepDone(1, TurnProgress.checkpoint(requestedModel, used, failed, step, true, null))),
+                List.of(new StreamPayload.ResponseStart(request.runId(), request.turnId(), request.threadId(), null,
+                        requestedModel, "anthropic", 1L)));
+
+        String turnId = runAndWait(record, true);
+
+        assertThat(partition.events).singleElement().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.error().code()).isEqualTo(ErrorCodes.TURN_CANNOT_RUN);
+            assertThat(error.usage()).isEqualTo(used);
+            assertThat(error.failedAttemptsUsage()).isEqualTo(failed);
+        });
+        assertReleasedAndFinished(turnId, TurnPhase.ERROR);
+    }
+
     /** Another request under the same key came first in the partition: this one ends unrun, whatever its prompt. */
     @Test
     void aKeyedTurnWhoseKeyAnotherRequestTookEndsUnrun() {

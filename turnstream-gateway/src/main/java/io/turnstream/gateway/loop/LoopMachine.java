@@ -475,11 +475,8 @@ public final class LoopMachine {
         if (state.ended()) {
             return List.of();
         }
-        return handle(() -> {
-            publish(new StreamPayload.ResponseError(turn.runId(), ErrorInfo.of(ErrorCodes.INTERNAL,
-                    "the gateway failed while running the turn: " + what)));
-            end(Why.GATEWAY_ERROR, State.FAILED, ResponseStatus.ERROR, null);
-        });
+        return handle(() -> failed(Why.GATEWAY_ERROR, ErrorInfo.of(ErrorCodes.INTERNAL,
+                "the gateway failed while running the turn: " + what)));
     }
 
     private List<Output> handle(Runnable work) {
@@ -647,7 +644,11 @@ public final class LoopMachine {
             return;
         }
         ConversationCompactor.Result result = compacted.result();
-        usage.add(model, result.outcome().usage());
+        if (result.outcome().status() == ResponseStatus.ERROR) {
+            usage.addFailed(model, result.outcome().usage());
+        } else {
+            usage.add(model, result.outcome().usage());
+        }
         if (result.succeeded()) {
             out.add(new Output.Count(Counter.COMPACTIONS));
             conversation.replace(result.conversation());
@@ -710,8 +711,7 @@ public final class LoopMachine {
                 closeFailedStep(outcome);
                 abandon(outcome.toolCalls(), new UnansweredCall(ToolState.ABORTED, outcome.error(),
                         "aborted: the model call failed"));
-                publish(new StreamPayload.ResponseError(turn.runId(), outcome.error()));
-                end(Why.STEP_FAILED, State.FAILED, ResponseStatus.ERROR, null);
+                failed(Why.STEP_FAILED, outcome.error());
                 return;
             }
             default -> {
@@ -940,10 +940,7 @@ public final class LoopMachine {
                         conversation.add(new Conversation.ToolOutputs(ordered));
                         afterTools();
                     }
-                    case TIMED_OUT -> {
-                        publish(new StreamPayload.ResponseError(turn.runId(), ended.error()));
-                        end(Why.TOOL_TIMEOUT, State.FAILED, ResponseStatus.ERROR, null);
-                    }
+                    case TIMED_OUT -> failed(Why.TOOL_TIMEOUT, ended.error());
                     case CANCELLED -> aborted();
                     case HANDED_OVER -> handedOver();
                 }
@@ -1027,6 +1024,15 @@ public final class LoopMachine {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, model,
                 usage.failed()));
         end(Why.CANCEL, State.ABORTED, ResponseStatus.ABORTED, null);
+    }
+
+    /**
+     * The turn fails: its {@code response_error} carries what it used so far, as {@code response_done} does,
+     * the failed calls (the one that failed it too) apart; a failed turn's tokens are spent all the same.
+     */
+    private void failed(Why why, ErrorInfo error) {
+        publish(new StreamPayload.ResponseError(turn.runId(), error, usage.total(), usage.failed()));
+        end(why, State.FAILED, ResponseStatus.ERROR, null);
     }
 
     /** The turn goes on at the partition's next owner: it ends here without a final event. */

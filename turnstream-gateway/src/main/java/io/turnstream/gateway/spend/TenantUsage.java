@@ -1,6 +1,7 @@
 package io.turnstream.gateway.spend;
 
 import io.turnstream.gateway.http.ApiError;
+import io.turnstream.model.UITurnEvent;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -153,6 +154,26 @@ public final class TenantUsage {
     /** The turn ended (on any gateway); {@code tenantId} as the turn's records name it. */
     public synchronized void ended(String tenantId, String turnId) {
         endTurn(turn(key(tenantId), turnId, clock.millis()));
+    }
+
+    /**
+     * The turn's end as {@code llm.upserts} has it ({@code turn_completed} or {@code turn_error}): its final
+     * usage counts, its failed model calls' included (they are spent too, however the turn ended), then it ends.
+     *
+     * @param at epoch ms of the record
+     */
+    public synchronized void ended(String tenantId, String turnId, UITurnEvent end, long at) {
+        used(tenantId, turnId, tokens(end.usage()) + tokens(end.failedAttemptsUsage()),
+                cost(end.usage()) + cost(end.failedAttemptsUsage()), at);
+        ended(tenantId, turnId);
+    }
+
+    private static long tokens(UITurnEvent.Usage usage) {
+        return usage == null ? 0 : usage.totalTokens();
+    }
+
+    private static double cost(UITurnEvent.Usage usage) {
+        return usage == null || usage.costUsd() == null ? 0 : usage.costUsd();
     }
 
     /** A turn that ran on this gateway ended here; nothing when it is not known. */

@@ -74,10 +74,7 @@ public final class UsageFeed implements AutoCloseable {
         }
         String turnId = envelope.turnId() != null ? envelope.turnId() : record.key();
         String tenantId = event.tenantId() != null ? event.tenantId() : envelope.tenantId();
-        long tokens = tokens(event.usage()) + tokens(event.failedAttemptsUsage());
-        double cost = cost(event.usage()) + cost(event.failedAttemptsUsage());
-        usage.used(tenantId, turnId, tokens, cost, record.timestamp());
-        usage.ended(tenantId, turnId);
+        usage.ended(tenantId, turnId, event, record.timestamp());
     }
 
     private static StreamPayload.Usage usageAt(JsonNode checkpoint, String field) throws IOException {
@@ -87,14 +84,6 @@ public final class UsageFeed implements AutoCloseable {
 
     private static StreamPayload.Usage plus(StreamPayload.Usage a, StreamPayload.Usage b) {
         return a == null || b == null ? (a == null ? b : a) : a.plus(b);
-    }
-
-    private static long tokens(UITurnEvent.Usage usage) {
-        return usage == null ? 0 : usage.totalTokens();
-    }
-
-    private static double cost(UITurnEvent.Usage usage) {
-        return usage == null ? 0 : cost(usage.costUsd());
     }
 
     private static double cost(Double costUsd) {

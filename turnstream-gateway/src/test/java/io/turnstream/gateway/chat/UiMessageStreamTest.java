@@ -121,7 +121,7 @@ class UiMessageStreamTest {
     }
 
     @Test
-    void toolOutcomesAndAFailedTurnEndTheMessageWithAnError() {
+    void toolOutcomesAndAFailedTurnEndTheMessageWithAnErrorAndWhatItUsed() {
         TurnRecords turn = runningTurn();
         Chunks chunks = Chunks.resume(turn.threadId);
         chunks.receive(() -> turn.toolCall("c-s1-0", "call-1", "read_file", "{\"path\":\"missing.md\"}"), 5);
@@ -136,8 +136,10 @@ class UiMessageStreamTest {
                         + "\"input\":{\"path\":\"missing.md\"}}",
                 "{\"type\":\"tool-output-error\",\"toolCallId\":\"call-1\",\"errorText\":\"no such file: missing.md\"}",
                 "{\"type\":\"finish-step\"}",
-                "{\"type\":\"error\",\"errorText\":\"STREAM_STALLED: the provider sent nothing for 30 s\"}");
-        assertThat(chunks.json().get(chunks.json().size() - 1).get("finishReason").asText()).isEqualTo("error");
+                "{\"type\":\"error\",\"errorText\":\"STREAM_STALLED: the provider sent nothing for 30 s\"}",
+                "{\"type\":\"finish\",\"finishReason\":\"error\",\"messageMetadata\":{\"turnId\":\"" + turn.id
+                        + "\",\"usage\":{\"promptTokens\":1,\"completionTokens\":2,\"totalTokens\":3},"
+                        + "\"failedAttemptsUsage\":{\"promptTokens\":4,\"completionTokens\":0,\"totalTokens\":4}}}");
         assertThat(chunks.lines()).last().isEqualTo("[DONE]");
     }
 

@@ -164,6 +164,54 @@ class LoopMachineTest {
         assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CANCEL);
     }
 
+    @Test
+    void aFailedTurnReportsWhatItUsedWithEveryFailedCallOnceApart() {
+        firstStepCallsWriteFile();
+        Output.CallModel call = lastCall(machine.on(new Input.Result(new ToolResult("call-1", "turn", "write_file",
+                true, TextNode.valueOf("ok"), null, clock.now, clock.now))));
+
+        // step 2: three attempts fail, each after using tokens; the last one gives the step up
+        List<Output> ended = List.of();
+        for (long used : new long[] {100, 200, 400}) {
+            assertThat(call.step()).isEqualTo(2);
+            ended = record(machine.on(new Input.CallEnded(new StepOutcome(ResponseStatus.ERROR, null,
+                    new StreamPayload.Usage(used, 0, used), List.of(), Json.MAPPER.createArrayNode(),
+                    ErrorInfo.of("overloaded_error", "busy"), true, false, null, 0), null)));
+            if (machine.state() == State.BACKING_OFF) {
+                clock.now = ((Output.WaitUntil) last(ended)).at();
+                call = lastCall(record(machine.on(new Input.Tick())));
+            }
+        }
+
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.usage()).as("step 1's").isEqualTo(new StreamPayload.Usage(10, 5, 15));
+            assertThat(error.failedAttemptsUsage()).as("each failed call once, the one that gave the step up too")
+                    .isEqualTo(new StreamPayload.Usage(700, 0, 700));
+        });
+    }
+
+    @Test
+    void aGatewayFailureReportsWhatTheTurnUsedSoFar() {
+        firstStepCallsWriteFile();
+
+        List<Output> ended = machine.failedInside("a bug");
+
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.usage()).isEqualTo(new StreamPayload.Usage(10, 5, 15));
+            assertThat(error.failedAttemptsUsage()).isNull();
+        });
+    }
+
+    /** Starts the turn; its step 1 calls write_file (call-1) and completes, using 10 + 5 tokens. */
+    private void firstStepCallsWriteFile() {
+        Output.CallModel call = lastCall(start());
+        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
+        write.appendArguments("{}");
+        write.done(null);
+        machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null));
+    }
+
     private List<Output> start() {
         machine = machine();
         return record(machine.start());

@@ -241,6 +241,8 @@ class TurnSimulationTest {
         /** The step's last item, when the call completed without tool calls. */
         String lastItem;
         boolean complete;
+        /** The call failed (its outcome is an error): what it used is reported apart. */
+        boolean failed;
 
         ModelCall(int step, Usage usage, int owner) {
             this.step = step;
@@ -820,6 +822,7 @@ class TurnSimulationTest {
                 calls.add(call);
                 StepOutcome outcome = summary ? summarise(items, usage, cancel) : answer(call, items, usage, cancel);
                 call.usage = outcome.usage() == null ? new Usage(0, 0, 0) : outcome.usage();
+                call.failed = outcome.status() == ResponseStatus.ERROR;
                 return outcome;
             };
         }
@@ -1124,10 +1127,8 @@ class TurnSimulationTest {
             }
             boolean deniedInTurn = events.stream().anyMatch(event -> event instanceof StreamPayload.ItemDone done
                     && denial(done));
+            checkUsageIsCountedOnce(terminal);
             if (terminal instanceof StreamPayload.ResponseDone done) {
-                long counted = tokens(done.usage()) + tokens(done.failedAttemptsUsage());
-                assertThat(counted).as("usage counted once per provider call, failed attempts included")
-                        .isEqualTo(expectedTokens());
                 if (config.onDeny() == LoopConfig.OnDeny.CONTINUE || !deniedInTurn) {
                     assertThat(done.finishReason()).as("only a denial with on-deny stop ends a turn as denied")
                             .isNotEqualTo(FinishReasons.TOOL_DENIED);
@@ -1141,6 +1142,29 @@ class TurnSimulationTest {
             assertThat(error.code()).as("the loop never fails inside the gateway: %s", error.message())
                     .isNotEqualTo(ErrorCodes.INTERNAL);
             return "error/" + error.code();
+        }
+
+        /**
+         * However the turn ends (complete, failed, cancelled, after handovers): its end reports every provider
+         * call it accounts for once, the calls that failed apart. A failed call's usage is in
+         * {@code failed_attempts_usage} only, and a turn whose calls all failed reports no step usage.
+         */
+        private void checkUsageIsCountedOnce(StreamPayload terminal) {
+            Usage usage;
+            Usage failed;
+            if (terminal instanceof StreamPayload.ResponseDone done) {
+                usage = done.usage();
+                failed = done.failedAttemptsUsage();
+            } else {
+                StreamPayload.ResponseError error = (StreamPayload.ResponseError) terminal;
+                usage = error.usage();
+                failed = error.failedAttemptsUsage();
+            }
+            assertThat(tokens(usage) + tokens(failed))
+                    .as("usage counted once per provider call, failed attempts included (%s)", terminal.type())
+                    .isEqualTo(expectedTokens());
+            assertThat(tokens(failed)).as("the failed calls' usage, reported apart (%s)", terminal.type())
+                    .isEqualTo(expectedFailedTokens());
         }
 
         /**
@@ -1248,26 +1272,36 @@ class TurnSimulationTest {
          * after that is lost with it; one that handed over at a step boundary made no call after it).
          */
         private long expectedTokens() {
+            return accountedCalls().stream().mapToLong(call -> call.usage.promptTokens()).sum();
+        }
+
+        /** The tokens of the accounted calls that failed. */
+        private long expectedFailedTokens() {
+            return accountedCalls().stream().filter(call -> call.failed).mapToLong(call -> call.usage.promptTokens()).sum();
+        }
+
+        /** The provider calls the turn accounts for (see {@link #expectedTokens}). */
+        private List<ModelCall> accountedCalls() {
             Map<Integer, Integer> accounted = new HashMap<>();
             log.stream().filter(entry -> entry.step() != null)
                     .forEach(entry -> accounted.merge(entry.owner(), entry.ownerCalls(), Math::max));
             int ender = log.get(log.size() - 1).owner();
-            long sum = 0;
+            List<ModelCall> counted = new ArrayList<>();
             int[] made = new int[owner + 1];
             for (ModelCall call : calls) {
                 made[call.owner]++;
                 if (call.owner == ender || made[call.owner] <= accounted.getOrDefault(call.owner, 0)) {
-                    sum += call.usage.promptTokens();
+                    counted.add(call);
                 }
             }
-            return sum;
+            return counted;
         }
 
         /** What happened, for a replayed schedule that failed. */
         String trace() {
             StringBuilder out = new StringBuilder("model calls:\n");
             calls.forEach(call -> out.append("  owner ").append(call.owner).append(" step ").append(call.step)
-                    .append(" tokens ").append(call.usage.promptTokens()).append(call.complete ? " complete" : "")
+                    .append(" tokens ").append(call.usage.promptTokens()).append(call.complete ? " complete" : "").append(call.failed ? " failed" : "")
                     .append('\n'));
             out.append("log (").append(committed).append(" committed):\n");
             log.forEach(entry -> out.append("  owner ").append(entry.owner()).append(' ').append(entry.event() != null

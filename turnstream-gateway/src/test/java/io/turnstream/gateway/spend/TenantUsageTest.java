@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.ownership.ManualClock;
+import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.UITurnEvent;
+import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.Settings;
 import java.time.Duration;
 import java.time.Instant;
@@ -168,5 +171,23 @@ class TenantUsageTest {
         requested("turn-1", gateway);
 
         assertThat(gateway.running("a")).isZero();
+    }
+
+    @Test
+    void aFailedTurnsUsageCountsItsFailedCallsToo() {
+        TenantUsage gateway = usage("turnstream.gateway.tenant.max-tokens-per-day", "1000",
+                "turnstream.gateway.tenant.max-cost-usd-per-day", "1.0");
+        gateway.admit("a", "turn-1");
+        requested("turn-1", gateway);
+        // the checkpoint of its one completed step, then its end after a failed step
+        used("turn-1", 300, 0.25, gateway);
+        gateway.ended("a", "turn-1", new UITurnEvent(UiPayloadType.TURN_ERROR, "turn-1", "thread-1", null, null, null,
+                new UITurnEvent.Usage(250, 50, 300, null, null, null, 0.25), ErrorInfo.of("overloaded_error", "busy"),
+                "a", null, new UITurnEvent.Usage(600, 100, 700, null, null, null, 0.5)), clock.millis());
+
+        assertThat(gateway.today("a")).isEqualTo(new TenantUsage.Spent(1000, 0.75));
+        assertThat(gateway.running("a")).isZero();
+        assertThatThrownBy(() -> gateway.admit("a", "turn-2")).isInstanceOfSatisfying(ApiError.class,
+                error -> assertThat(error.getMessage()).contains("1000 tokens today"));
     }
 }

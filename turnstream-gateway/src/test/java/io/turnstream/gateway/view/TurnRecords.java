@@ -59,9 +59,10 @@ public final class TurnRecords {
                 new UITurnEvent.Usage(1, 2, 3), null, tenantId, "stop"), "turn");
     }
 
+    /** The turn failed after a completed step and a failed model call: its usage and the failed call's, apart. */
     public void failed(String code, String message) {
-        publish(new UITurnEvent(UiPayloadType.TURN_ERROR, id, threadId, "model", "simulated", null, null,
-                ErrorInfo.of(code, message), tenantId), "turn");
+        publish(new UITurnEvent(UiPayloadType.TURN_ERROR, id, threadId, null, null, null, new UITurnEvent.Usage(1, 2, 3),
+                ErrorInfo.of(code, message), tenantId, null, new UITurnEvent.Usage(4, 0, 4)), "turn");
     }
 
     public void message(String itemId, String content, ChangeType changeType) {
