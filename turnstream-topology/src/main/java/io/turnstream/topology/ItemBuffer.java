@@ -23,9 +23,12 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * store only through its internal {@code WrappedStateStore}; all Kafka artifacts are pinned to one
  * version, and the topology tests (TopologyTestDriver commits after every record) check the result.
  *
- * <p>Chunk counts and code-point totals are cached in memory, and, once an item's {@link #tail} has
- * been read, the text added after it, so the next tail needs no read. The cache is derived from the
- * store and rebuilt by a range scan on first use after a restart, a restore or a rebalance.
+ * <p>Each item's content, chunk count and code-point total are cached in memory, and, once an item's
+ * {@link #tail} has been read, the text added after it, so the next tail needs no read. An emit reads
+ * the content from that copy (profiled: a range scan over the record cache and RocksDB per emit was a
+ * visible part of emitting); the store stays the truth, and the copy costs what the open items hold.
+ * The cache is derived from the store and rebuilt by a range scan on first use after a restart, a
+ * restore or a rebalance.
  */
 final class ItemBuffer {
 
@@ -56,17 +59,12 @@ final class ItemBuffer {
             return;
         }
         Stats s = stats(handle);
-        if (s.open == null || s.open.length() + delta.length() > MAX_CHUNK_CHARS) {
-            s.open = new StringBuilder();
-            s.chunks++;
+        if (!s.open || s.lastChunkLength() + delta.length() > MAX_CHUNK_CHARS) {
+            s.startChunk();
         }
-        s.open.append(delta);
-        s.lastChunkLength = s.open.length();
         s.add(delta);
-        chunks.put(chunkKey(handle, s.chunks - 1), encode(s.open));
-        if (!coalescing) {
-            s.open = null;
-        }
+        chunks.put(chunkKey(handle, s.chunks - 1), encode(s.text.substring(s.lastChunkFrom)));
+        s.open = coalescing;
         if (s.unsent != null) {
             s.unsent.append(delta);
         }
@@ -82,11 +80,15 @@ final class ItemBuffer {
         }
         Stats s = stats.get(handle);
         if (s != null) {
-            s.open = null;
+            s.open = false;
         }
     }
 
     String content(long handle) {
+        Stats cached = stats.get(handle);
+        if (cached != null) {
+            return cached.text.toString();
+        }
         StringBuilder content = new StringBuilder();
         try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
             it.forEachRemaining(chunk -> content.append(decode(chunk.value)));
@@ -105,7 +107,7 @@ final class ItemBuffer {
         Cursor end;
         if (from.equals(s.unsentFrom)) {
             text = s.unsent;
-            end = text.isEmpty() ? from : new Cursor(s.chunks - 1, s.lastChunkLength);
+            end = text.isEmpty() ? from : new Cursor(s.chunks - 1, s.lastChunkLength());
         } else {
             text = new StringBuilder();
             int lastChunk = from.chunk();
@@ -156,10 +158,8 @@ final class ItemBuffer {
         Stats s = new Stats();
         try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
             it.forEachRemaining(chunk -> {
-                String text = decode(chunk.value);
-                s.chunks++;
-                s.lastChunkLength = text.length();
-                s.add(text);
+                s.startChunk();
+                s.add(decode(chunk.value));
             });
         }
         return s;
@@ -189,9 +189,9 @@ final class ItemBuffer {
         }
     }
 
-    private static byte[] encode(CharSequence chunk) {
+    private static byte[] encode(String chunk) {
         if (!hasLoneSurrogate(chunk)) {
-            byte[] text = chunk.toString().getBytes(StandardCharsets.UTF_8);
+            byte[] text = chunk.getBytes(StandardCharsets.UTF_8);
             byte[] value = new byte[text.length + 1];
             value[0] = UTF_8;
             System.arraycopy(text, 0, value, 1, text.length);
@@ -232,20 +232,33 @@ final class ItemBuffer {
     record Tail(String text, Cursor end) {
     }
 
-    /** Chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
+    /** Content, chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
     private static final class Stats {
         int chunks;
-        int lastChunkLength;
-        /** The text of the last chunk while it takes deltas; null once closed. */
-        StringBuilder open;
+        /** Every chunk's text, in order: the item's content. */
+        final StringBuilder text = new StringBuilder();
+        /** Where the last chunk starts in {@link #text}. */
+        int lastChunkFrom;
+        /** Whether the last chunk still takes deltas: false once the record cache wrote it. */
+        boolean open;
         long codePoints;
         boolean endsWithHighSurrogate;
         /** Where the last tail read ended, and the text added since; null until a tail is read. */
         Cursor unsentFrom;
         StringBuilder unsent;
 
-        /** Counts the code points of text added at the end. */
+        void startChunk() {
+            chunks++;
+            lastChunkFrom = text.length();
+        }
+
+        int lastChunkLength() {
+            return text.length() - lastChunkFrom;
+        }
+
+        /** Adds text at the end of the last chunk, counting its code points. */
         void add(String delta) {
+            text.append(delta);
             codePoints += delta.codePointCount(0, delta.length());
             if (endsWithHighSurrogate && Character.isLowSurrogate(delta.charAt(0))) {
                 codePoints--;

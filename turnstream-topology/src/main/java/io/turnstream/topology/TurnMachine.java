@@ -252,6 +252,9 @@ final class TurnMachine {
         } else if (item.timerDueMs == 0) {
             item.timerDueMs = now() + config.batchTimeoutMs();
             deadlines.schedule(item.timerDueMs, Kind.BATCH, key);
+            // only an emit changes the turn (its seq): arming a timer writes the item alone
+            items.put(key, item);
+            return null;
         } else {
             return null;
         }

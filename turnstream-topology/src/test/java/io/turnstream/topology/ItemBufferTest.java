@@ -2,6 +2,8 @@ package io.turnstream.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
@@ -24,13 +26,18 @@ class ItemBufferTest {
             }
         }
 
+        Map<Long, String> fromMemory = new HashMap<>();
+        for (long handle : handles) {
+            fromMemory.put(handle, buffer.content(handle));
+        }
         buffer.forgetCache();
         for (long handle : handles) {
             StringBuilder expected = new StringBuilder();
             for (int chunk = 0; chunk < 300; chunk++) {
                 expected.append(handle).append(':').append(chunk).append(';');
             }
-            assertThat(buffer.content(handle)).isEqualTo(expected.toString());
+            assertThat(buffer.content(handle)).as("read from the store").isEqualTo(expected.toString());
+            assertThat(fromMemory.get(handle)).as("read from memory").isEqualTo(expected.toString());
             assertThat(buffer.codePoints(handle)).as("rebuilt from the store").isEqualTo(expected.length());
         }
 
