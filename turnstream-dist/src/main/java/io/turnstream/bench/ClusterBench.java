@@ -32,7 +32,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * executor, a gateway and a broker SIGKILLed in turn while the turns stream): each fault's takeover,
  * and the latency a UI sees through the faults (per second, the longest wait of a turn for its next
  * upsert). Writes {@code cluster-results.json}, {@code cluster-results.md} and
- * {@code cluster-faults-latency.png}, and the services' logs to {@code logs/}.
+ * {@code cluster-faults-latency.png}, and the services' and brokers' logs to {@code logs/}.
  */
 public final class ClusterBench {
 
@@ -119,6 +119,7 @@ public final class ClusterBench {
                     dir.resolve("faults"), progress)
                     .run(cluster);
         } finally {
+            LocalCluster.copyLogs(dir.resolve("kafka"), outputDir.resolve("logs"));
             Utils.delete(dir.toFile());
         }
         List<Throughput> throughput = INSTANCES.stream().map(n -> {

@@ -22,7 +22,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -54,18 +58,18 @@ public final class ClusterFaultRun {
      * One fault and its takeover.
      *
      * @param killedAt the wall-clock time of the SIGKILL (ISO-8601, UTC), to find it in the services' logs
-     * @param upsertsAgainSeconds the last turn in flight to show an upsert written after the SIGKILL, and
-     *     {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail)
+     * @param upsertsAgainSeconds the last turn in flight to show an upsert written after the SIGKILL
+     *     ({@code slowestTurn}), and {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail)
      */
     public record Fault(String what, String killedAt, double atSeconds, int inFlight, int streaming,
-                        double upsertsAgainSeconds, double upsertsAgainMedianSeconds, double rawAgainSeconds,
-                        int rawResolved, int rawRuns) {
+                        double upsertsAgainSeconds, double upsertsAgainMedianSeconds, String slowestTurn,
+                        double rawAgainSeconds, int rawResolved, int rawRuns) {
 
         public String describe() {
             return String.format(Locale.ROOT, "%s SIGKILLed at %s with %d turns in flight (%d streaming): "
-                    + "upserts again after %.1f s (median turn %.1f s), raw events after %.1f s (%d of %d runs)", what,
-                    killedAt, inFlight, streaming, upsertsAgainSeconds, upsertsAgainMedianSeconds, rawAgainSeconds,
-                    rawResolved, rawRuns);
+                    + "upserts again after %.1f s (median turn %.1f s; the last %s), raw events after %.1f s "
+                    + "(%d of %d runs)", what, killedAt, inFlight, streaming, upsertsAgainSeconds,
+                    upsertsAgainMedianSeconds, slowestTurn, rawAgainSeconds, rawResolved, rawRuns);
         }
     }
 
@@ -107,8 +111,12 @@ public final class ClusterFaultRun {
 
     /** On a cluster of its own, which it stops at the end. */
     public Report run() throws Exception {
-        try (LocalCluster kafka = LocalCluster.start(dir.resolve("kafka"), 3, PARTITIONS, settings.classpath())) {
+        Path kafkaDir = dir.resolve("kafka");
+        try (LocalCluster kafka = LocalCluster.start(kafkaDir, 3, PARTITIONS, settings.classpath())) {
             return run(kafka);
+        } finally {
+            // beside the services' logs, for a post-mortem: the cluster's own directory is the caller's to delete
+            LocalCluster.copyLogs(kafkaDir, settings.logDir());
         }
     }
 
@@ -129,6 +137,7 @@ public final class ClusterFaultRun {
                 "turnstream.gateway.tenant.max-requests-per-second=" + 10 * turns,
                 "turnstream.application.id=cluster-faults",
                 ""));
+        say("the services' logs: %s", settings.logDir().toAbsolutePath());
         try {
             ServiceProcess topologyA = topology("topology-a", servers, common);
             topology("topology-b", servers, common);
@@ -173,17 +182,22 @@ public final class ClusterFaultRun {
                             settings.minInFlight()));
                 }
                 List<String> inFlight = upserts.inFlight(turns);
-                Waits.until("turns streaming before the " + injection.what() + " is killed", bound, Duration.ofMillis(200),
-                        () -> inFlight.stream().filter(upserts::hasStreamed).count(), n -> n >= inFlight.size() / 2);
+                Waits.until("half of the " + inFlight.size() + " turns in flight streaming before the "
+                                + injection.what() + " is killed", bound, Duration.ofMillis(200),
+                        () -> inFlight.stream().filter(upserts::hasStreamed).count(), n -> n >= inFlight.size() / 2,
+                        n -> n + " streaming; not yet: " + upserts.describe(
+                                inFlight.stream().filter(t -> !upserts.hasStreamed(t)).toList(), 5));
                 List<String> hit = upserts.inFlight(turns);
                 List<String> hitRuns = hit.stream().map(runs::get).toList();
                 long killedMillis = System.currentTimeMillis();
                 long killedNanos = System.nanoTime();
                 injection.kill().run();
                 // what a UI reads: every turn in flight shows an upsert written after the kill (or had ended)
-                TopicFollower.Takeover shown = Waits.until("every turn in flight streaming upserts again after the "
-                                + injection.what() + " was killed", bound, Duration.ofMillis(200),
-                        () -> upserts.since(killedMillis, killedNanos, hit), t -> t.resolved() == hit.size());
+                TopicFollower.Takeover shown = Waits.until("every one of the " + hit.size()
+                                + " turns in flight streaming upserts again after the " + injection.what()
+                                + " was killed at " + Instant.ofEpochMilli(killedMillis), bound, Duration.ofMillis(200),
+                        () -> upserts.since(killedMillis, killedNanos, hit), t -> t.resolved() == hit.size(),
+                        t -> "not yet: " + upserts.describe(t.unresolved(hit), 5));
                 // the gateways' own writes, which the upserts of a backlog written after the kill can hide:
                 // measured, not required
                 TopicFollower.Takeover written;
@@ -196,15 +210,31 @@ public final class ClusterFaultRun {
                 Fault fault = new Fault(injection.what(), Instant.ofEpochMilli(killedMillis).toString(),
                         (killedNanos - began) / 1e9,
                         hit.size(), shown.streamedAgain().size(), seconds(shown.longest()), seconds(shown.median()),
-                        seconds(written.longest()), written.resolved(), hitRuns.size());
+                        shown.slowest(), seconds(written.longest()), written.resolved(), hitRuns.size());
                 faults.add(fault);
                 say("%s", fault.describe());
             }
-            kafka.restart(2);
-            Waits.until("every turn ended", bound, Duration.ofSeconds(1), () -> upserts.inFlight(turns), List::isEmpty);
+            // the broker comes back while the turns finish
+            CompletableFuture<Void> restarted = CompletableFuture.runAsync(() -> {
+                try {
+                    kafka.restart(2);
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            Waits.until("every one of the " + turns.size() + " turns ended (turn_completed or turn_error read)", bound,
+                    Duration.ofSeconds(1), () -> upserts.inFlight(turns), List::isEmpty,
+                    left -> left.size() + " not: " + upserts.describe(left, 5));
             List<String> runIds = turns.stream().map(runs::get).toList();
-            Waits.until("every run's raw events read to its end", bound, Duration.ofSeconds(1), () -> raw.inFlight(runIds),
-                    List::isEmpty);
+            Waits.until("every run's raw events read to its end (response_done or response_error)", bound,
+                    Duration.ofSeconds(1), () -> raw.inFlight(runIds), List::isEmpty,
+                    left -> left.size() + " not: " + raw.describe(left, 5));
+            try {
+                restarted.get(bound.toSeconds(), TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("the killed broker (node 2) was not back within " + bound.toSeconds()
+                        + " s", e);
+            }
             Map<String, List<TopicFollower.Sighting>> sightings = new ConcurrentHashMap<>();
             turns.forEach(turn -> sightings.put(turn, upserts.sightings(turn)));
             Report report = new Report(List.copyOf(turns), Map.copyOf(runs), List.copyOf(faults), startup,
@@ -250,19 +280,26 @@ public final class ClusterFaultRun {
         return service;
     }
 
-    /** Starts {@code count} turns, alternating over {@code gateways}; returns their ids. */
+    /**
+     * Starts {@code count} turns at once, alternating over {@code gateways} (one after the other, each POST
+     * waits for its request to be on three brokers: 200 took a minute on a loaded machine); returns their ids.
+     */
     private List<String> startTurns(List<ServiceProcess> gateways, int count) throws Exception {
-        List<String> turns = new ArrayList<>();
+        List<CompletableFuture<HttpResponse<String>>> posts = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             ServiceProcess gateway = gateways.get(i % gateways.size());
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+            posts.add(http.sendAsync(HttpRequest.newBuilder(
                             URI.create("http://127.0.0.1:" + apiPorts.get(gateway.name()) + "/v1/turns"))
-                    .header("content-type", "application/json")
+                    .header("content-type", "application/json").timeout(settings.bound())
                     .POST(HttpRequest.BodyPublishers.ofString(Json.toString(Map.of("prompt", PROMPT)))).build(),
-                    HttpResponse.BodyHandlers.ofString());
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        List<String> turns = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            HttpResponse<String> response = posts.get(i).get();
             if (response.statusCode() != 202) {
-                throw new IllegalStateException("POST /v1/turns to " + gateway.name() + ": " + response.statusCode()
-                        + " " + response.body());
+                throw new IllegalStateException("POST /v1/turns to " + gateways.get(i % gateways.size()).name() + ": "
+                        + response.statusCode() + " " + response.body());
             }
             JsonNode started = Json.MAPPER.readTree(response.body());
             turns.add(started.get("turnId").asText());

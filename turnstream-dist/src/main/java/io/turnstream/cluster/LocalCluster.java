@@ -3,7 +3,10 @@ package io.turnstream.cluster;
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.TopicAdmin;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +26,7 @@ import org.apache.kafka.common.config.TopicConfig;
 public final class LocalCluster implements AutoCloseable {
 
     private static final Duration READY = Duration.ofSeconds(240);
-    private static final List<String> NODE_JVM = List.of("-Xmx384m", "-XX:+UseSerialGC");
+    private static final List<String> NODE_JVM = List.of("-Xmx384m", "-XX:+UseSerialGC", ServiceProcess.LOG_CONFIG);
 
     private final Path dataDir;
     private final ClusterLayout layout;
@@ -105,6 +108,22 @@ public final class LocalCluster implements AutoCloseable {
                     return 0;
                 }
             }, registered -> registered == nodes.size());
+        }
+    }
+
+    /**
+     * Copies the nodes' output ({@code node-N.log}, {@code node-N.out}) from a cluster's data directory to
+     * {@code to}: a run's cluster lives in a directory that is deleted, its logs are wanted after a failure.
+     */
+    public static void copyLogs(Path dataDir, Path to) throws IOException {
+        if (!Files.isDirectory(dataDir)) {
+            return;
+        }
+        Files.createDirectories(to);
+        try (DirectoryStream<Path> logs = Files.newDirectoryStream(dataDir, "node-*.{log,out}")) {
+            for (Path log : logs) {
+                Files.copy(log, to.resolve(log.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+            }
         }
     }
 

@@ -21,9 +21,13 @@ import java.util.concurrent.TimeUnit;
 public final class ServiceProcess implements AutoCloseable {
 
     private static final String CLI_MAIN = "io.turnstream.cli.Main";
+    /**
+     * Log as the shipped jars do, not with a test's log4j2-test.xml, and with the steps of a takeover
+     * (log4j2-takeover.xml): the brokers' and the services' lines say where a fault's time went.
+     */
+    static final String LOG_CONFIG = "-Dlog4j2.configurationFile=log4j2.xml,log4j2-takeover.xml";
     private static final List<String> JVM_OPTIONS = List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            // log as the shipped jars do, not with a test's log4j2-test.xml
-            "-Dlog4j2.configurationFile=log4j2.xml");
+            LOG_CONFIG);
 
     private final String name;
     private final Process process;

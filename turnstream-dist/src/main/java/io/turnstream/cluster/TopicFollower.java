@@ -1,6 +1,7 @@
 package io.turnstream.cluster;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -34,6 +35,17 @@ public final class TopicFollower implements AutoCloseable {
 
         public Duration longest() {
             return streamedAgain.values().stream().max(Duration::compareTo).orElse(Duration.ZERO);
+        }
+
+        /** The key that waited longest, to follow it through the services' logs; empty when none streamed again. */
+        public String slowest() {
+            return streamedAgain.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey)
+                    .orElse("");
+        }
+
+        /** Those of {@code keys} neither written to again nor ended before. */
+        public List<String> unresolved(List<String> keys) {
+            return keys.stream().filter(k -> !streamedAgain.containsKey(k) && !endedBefore.contains(k)).toList();
         }
 
         public Duration median() {
@@ -148,6 +160,21 @@ public final class TopicFollower implements AutoCloseable {
         synchronized (times) {
             return List.copyOf(times);
         }
+    }
+
+    /**
+     * What was read of {@code keys} (at most {@code most} of them), for a failure message: how many records
+     * of each, and when the last was written.
+     */
+    public String describe(List<String> keys, int most) {
+        StringBuilder text = new StringBuilder();
+        for (String key : keys.subList(0, Math.min(most, keys.size()))) {
+            List<Sighting> times = sightings(key);
+            text.append(text.isEmpty() ? "" : "; ").append(key).append(": ").append(times.isEmpty() ? "nothing read"
+                    : times.size() + " record(s) read, the last written at "
+                    + Instant.ofEpochMilli(times.get(times.size() - 1).writtenMillis()));
+        }
+        return keys.size() > most ? text + "; and " + (keys.size() - most) + " more" : text.toString();
     }
 
     /**

@@ -2,6 +2,7 @@ package io.turnstream.cluster;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /** Waits for a state by polling it, bounded: the fault runs wait for states, never for a time. */
@@ -17,6 +18,15 @@ final class Waits {
      */
     static <T> T until(String what, Duration bound, Duration interval, Callable<T> value, Predicate<T> done)
             throws Exception {
+        return until(what, bound, interval, value, done, current -> "");
+    }
+
+    /**
+     * As {@link #until(String, Duration, Duration, Callable, Predicate)}; on failure the message also says
+     * what {@code missing} makes of the last value (which turn, which run was not there yet).
+     */
+    static <T> T until(String what, Duration bound, Duration interval, Callable<T> value, Predicate<T> done,
+                       Function<T, String> missing) throws Exception {
         long deadline = System.nanoTime() + bound.toNanos();
         while (true) {
             T current = value.call();
@@ -24,7 +34,9 @@ final class Waits {
                 return current;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("not reached within " + bound.toSeconds() + " s: " + what);
+                String detail = missing.apply(current);
+                throw new IllegalStateException("not reached within " + bound.toSeconds() + " s: " + what
+                        + (detail.isEmpty() ? "" : "; " + detail));
             }
             Thread.sleep(interval.toMillis());
         }
