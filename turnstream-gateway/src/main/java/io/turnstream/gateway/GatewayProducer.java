@@ -5,6 +5,7 @@ import io.turnstream.model.ScopedIds;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.SendCompletions;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TraceContext;
 import java.nio.charset.StandardCharsets;
@@ -12,10 +13,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -31,18 +28,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class GatewayProducer implements AutoCloseable {
 
     private final KafkaProducer<String, byte[]> producer;
-    /**
-     * Completes the sends' futures, so that what callers chain on them never runs on Kafka's I/O thread: a send
-     * from there of a topic this producer has not written yet waits for metadata that only that thread fetches,
-     * until {@code max.block.ms}, and fails (the approval route's stored allowance did, when the decision was
-     * read back before its send was acknowledged).
-     */
-    private final AtomicInteger completionThreads = new AtomicInteger();
-    private final ExecutorService completions = Executors.newCachedThreadPool(r -> {
-        Thread thread = new Thread(r, "turnstream-gateway-sent-" + completionThreads.incrementAndGet());
-        thread.setDaemon(true);
-        return thread;
-    });
+    /** Completes the sends' futures off Kafka's I/O thread (see {@link SendCompletions}). */
+    private final SendCompletions completions = new SendCompletions("turnstream-gateway-sent");
     private final Topics topics;
     private final WireFormat format;
     /** Whether the latest send that finished failed: the producer cannot reach the cluster (or is closed). */
@@ -98,19 +85,7 @@ public final class GatewayProducer implements AutoCloseable {
         try {
             producer.send(record, (metadata, error) -> {
                 lastSendFailed = error != null;
-                Runnable complete = () -> {
-                    if (error != null) {
-                        sent.completeExceptionally(error);
-                    } else {
-                        sent.complete(null);
-                    }
-                };
-                try {
-                    completions.execute(complete);
-                } catch (RejectedExecutionException closing) {
-                    // closed: a send chained here fails at once instead of waiting on this thread
-                    complete.run();
-                }
+                completions.complete(sent, error);
             });
         } catch (RuntimeException e) {
             lastSendFailed = true;
@@ -127,6 +102,6 @@ public final class GatewayProducer implements AutoCloseable {
     @Override
     public void close() {
         producer.close(Duration.ofSeconds(30));
-        completions.shutdown();
+        completions.close();
     }
 }

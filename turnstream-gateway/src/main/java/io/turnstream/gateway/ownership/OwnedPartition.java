@@ -12,6 +12,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.FailoverDefaults;
+import io.turnstream.runtime.SendCompletions;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
@@ -58,6 +59,8 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     private final Clock clock;
     private final Producer<String, byte[]> producer;
     private final AutoCloseable producerMetrics;
+    /** Completes the sends' futures off Kafka's I/O thread: what a turn chains on them may send again. */
+    private final SendCompletions completions;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     /** Offsets of the requests whose turns have not finished, to the turn id. */
     private final ConcurrentSkipListMap<Long, String> unfinished = new ConcurrentSkipListMap<>();
@@ -87,6 +90,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         this.format = format;
         this.producer = opened.producer();
         this.producerMetrics = opened.meters();
+        this.completions = new SendCompletions("turnstream-gateway-turns-" + partition.partition() + "-sent");
         try {
             producer.initTransactions();
         } catch (RuntimeException e) {
@@ -280,13 +284,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 throw new IllegalStateException("partition " + partition + " is no longer owned by this gateway");
             }
             beginIfNeeded();
-            producer.send(record, (metadata, error) -> {
-                if (error != null) {
-                    sent.completeExceptionally(error);
-                } else {
-                    sent.complete(null);
-                }
-            });
+            producer.send(record, (metadata, error) -> completions.complete(sent, error));
         } catch (RuntimeException e) {
             sent.completeExceptionally(e);
         } finally {
@@ -361,5 +359,6 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
             // only meters: the producer closes regardless
         }
         producer.close(Duration.ofSeconds(5));
+        completions.close();
     }
 }
