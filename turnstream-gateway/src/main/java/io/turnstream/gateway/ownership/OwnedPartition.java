@@ -5,6 +5,7 @@ import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.DeadLetterHeaders;
+import io.turnstream.model.ItemType;
 import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
@@ -65,6 +66,8 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /** Offsets of the requests whose turns have not finished, to the turn id. */
     private final ConcurrentSkipListMap<Long, String> unfinished = new ConcurrentSkipListMap<>();
     private final Map<String, TurnRegistry.ActiveTurn> running = new ConcurrentHashMap<>();
+    /** The turns that released a call to the tool executor in the open transaction. */
+    private final Map<String, TurnRegistry.ActiveTurn> releasing = new ConcurrentHashMap<>();
     private volatile TurnHistory resumed;
     private boolean inTransaction;
     private volatile boolean closed;
@@ -158,7 +161,20 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 if (payload instanceof StreamPayload.ResponseStart start) {
                     claims.addTo(record.headers(), start.tenantId(), runId);
                 }
-                return send(record);
+                if (!releases(payload)) {
+                    return send(record);
+                }
+                // noted and sent in the same transaction: the commit takes the write lock
+                lock.readLock().lock();
+                try {
+                    TurnRegistry.ActiveTurn turn = running.get(request.turnId());
+                    if (turn != null) {
+                        releasing.put(request.turnId(), turn);
+                    }
+                    return send(record);
+                } finally {
+                    lock.readLock().unlock();
+                }
             }
 
             /** The commit takes the write lock: it waits until the writes are all in the open transaction. */
@@ -301,10 +317,26 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     }
 
     /**
+     * Whether a raw event releases a call to the tool executor: a function call's {@code item_done}, which the
+     * topology routes to {@code llm.tool-calls}.
+     */
+    public static boolean releases(StreamPayload payload) {
+        return payload instanceof StreamPayload.ItemDone done && done.finalItem() != null
+                && done.finalItem().knownType() == ItemType.FUNCTION_CALL;
+    }
+
+    /**
      * Commits what the turns sent since the last commit, with the group offset: the earliest request
      * whose turn has not finished, else {@code position}. Called on the ownership thread.
      *
-     * @throws KafkaException when the transaction cannot commit (for instance: fenced by a new owner)
+     * <p>A transaction in which a turn released a call and that turn has been cancelled since is not committed: the
+     * tool executor sees a release when it commits, so committed after the cancel was accepted it would run a call
+     * the user stopped. It is refused instead, and the partition taken over again from Kafka (as after any commit
+     * that fails), where the cancel is on {@code llm.control}: the turn ends {@code aborted} with the call never
+     * released. The release and the cancel's effect are so ordered by commit.
+     *
+     * @throws KafkaException when the transaction cannot commit (for instance: fenced by a new owner), or holds a
+     *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn})
      */
     void commit(long position, ConsumerGroupMetadata group) {
         long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
@@ -312,6 +344,11 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         try {
             if (closed || (!inTransaction && offset == committedOffset)) {
                 return;
+            }
+            for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
+                if (released.getValue().cancel.isCancelled()) {
+                    throw new ReleaseOfACancelledTurn(released.getKey(), released.getValue().cancel.reason());
+                }
             }
             beginIfNeeded();
             // offsets move only when a turn finishes or a record is dead-lettered; without them a commit cannot fail
@@ -323,6 +360,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
             }
             producer.commitTransaction();
             inTransaction = false;
+            releasing.clear();
             committedOffset = offset;
             committedDeadLetteredBefore = deadLettered;
         } finally {
@@ -335,6 +373,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         lock.writeLock().lock();
         try {
             closed = true;
+            releasing.clear();
             if (inTransaction) {
                 inTransaction = false;
                 producer.abortTransaction();
@@ -350,6 +389,14 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     public void close() {
         abandon();
         closeQuietly();
+    }
+
+    /** The open transaction holds a call a turn released before it was cancelled: it must not commit. */
+    static final class ReleaseOfACancelledTurn extends KafkaException {
+        ReleaseOfACancelledTurn(String turnId, String reason) {
+            super("turn " + turnId + " released a call in the open transaction and was cancelled since (" + reason
+                    + "); the release must not commit");
+        }
     }
 
     private void closeQuietly() {

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import io.turnstream.gateway.loop.TurnProgress;
+import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ControlMessage;
@@ -297,6 +299,56 @@ class OwnedPartitionsTest {
                 tuple("turn-a", true), tuple("turn-a", true));
     }
 
+    /**
+     * A turn released a call in the open transaction and was cancelled before it committed: committed, the release
+     * would reach the tool executor after the cancel was accepted. The commit is refused and the partition taken
+     * over again from Kafka, where the cancel is on {@code llm.control}; a release committed before the cancel stays.
+     */
+    @Test
+    void aTransactionHoldingACallReleasedByATurnCancelledSinceIsNotCommitted() {
+        partitions.assigned(List.of(P0));
+        log.append(5, request("turn-a"));
+        partitions.record(log.records.get(0));
+        log.position = 6;
+        log.committed = 5;
+        TurnPublisher publisher = partitions.owner(P0).publisherFor(request("turn-a"), TraceContext.fresh());
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+        publisher.rawEvent("run-turn-a", TraceContext.fresh(), call("call-1").itemDone("sim"));
+        partitions.commitAll();
+        long commits = producer.commitCount();
+
+        publisher.rawEvent("run-turn-a", TraceContext.fresh(), call("call-2").itemDone("sim"));
+        turns.active("turn-a").cancel.cancel("the user stopped it");
+        partitions.commitAll();
+
+        assertThat(producer.commitCount()).as("the second release is not committed").isEqualTo(commits);
+        assertThat(producer.transactionAborted()).isTrue();
+        assertThat(producer.history()).as("the release committed before the cancel stays").hasSize(1);
+        assertThat(log.rewound).containsExactly(P0);
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
+                tuple("turn-a", false), tuple("turn-a", true));
+    }
+
+    /** A turn cancelled after its release committed: nothing to hold back, the next commit goes through. */
+    @Test
+    void aTurnCancelledAfterItsReleaseCommittedCommitsAsUsual() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        log.position = 6;
+        TurnPublisher publisher = partitions.owner(P0).publisherFor(request("turn-a"), TraceContext.fresh());
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+        publisher.rawEvent("run-turn-a", TraceContext.fresh(), call("call-1").itemDone("sim"));
+        partitions.commitAll();
+
+        turns.active("turn-a").cancel.cancel("the user stopped it");
+        publisher.rawEvent("run-turn-a", TraceContext.fresh(), new StreamPayload.ResponseDone("run-turn-a",
+                ResponseStatus.ABORTED, null, null));
+        partitions.commitAll();
+
+        assertThat(producer.history()).hasSize(2);
+        assertThat(log.rewound).isEmpty();
+    }
+
     /** Transactions v2: the coordinator aborts a transaction open past its timeout with an epoch bump. */
     static Stream<RuntimeException> coordinatorAborts() {
         return Stream.of(new InvalidProducerEpochException("Producer attempted to produce with an old epoch"),
@@ -424,6 +476,10 @@ class OwnedPartitionsTest {
 
     private static String header(ProducerRecord<String, byte[]> record, String name) {
         return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+    }
+
+    private static ToolCallRequest call(String callId) {
+        return new ToolCallRequest("run-turn-a-s1-" + callId, callId, "write_file", "{}");
     }
 
     private static TurnRequestRecord request(String turnId) {
