@@ -220,9 +220,8 @@ public final class AgentLoop implements Runnable {
                 metrics.step(turn.provider().name(), called.model(), called.outcome().status(),
                         Duration.ofNanos(System.nanoTime() - stepBegan));
                 stepStarted = 0;
-                if (called.used() != null) {
-                    metrics.usage(turn.provider().name(), called.model(), tenant(), called.used());
-                }
+            } else if (output instanceof LoopMachine.Output.Spent spent) {
+                metrics.usage(turn.provider().name(), spent.model(), tenant(), spent.usage(), spent.failed());
             } else if (output instanceof LoopMachine.Output.AwaitTools await) {
                 awaitStarted = System.nanoTime();
                 await.calls().forEach(this::subscribe);

@@ -104,9 +104,12 @@ public final class GatewayMetrics {
                 Tags.of("provider", provider, "tenant", tenant, "status", status.wire())).record(elapsed);
     }
 
-    /** A model call's tokens by kind, and its cost when the model has a price. */
-    public void usage(String provider, String model, String tenant, Usage usage) {
-        Tags tags = Tags.of("provider", provider, "model", model, "tenant", tenant);
+    /**
+     * A model call's tokens by kind, and its cost when the model has a price; {@code call} tells a failed call's
+     * ({@code failed}: made again, or ending its step) from the others' ({@code completed}).
+     */
+    public void usage(String provider, String model, String tenant, Usage usage, boolean failed) {
+        Tags tags = Tags.of("provider", provider, "model", model, "tenant", tenant, "call", failed ? "failed" : "completed");
         tokens(tags, "prompt", usage.promptTokens());
         tokens(tags, "completion", usage.completionTokens());
         tokens(tags, "cache_read", usage.cacheReadTokens());

@@ -243,8 +243,15 @@ public final class LoopMachine {
         record Compact(int step, String model, List<Conversation.Entry> entries, String idPrefix) implements Output {
         }
 
-        /** The step's call ended (after its retries and compactions); {@code used} is its priced usage, or null. */
-        record StepCalled(int step, String model, StepOutcome outcome, Usage used) implements Output {
+        /** The step's call ended (after its retries and compactions). */
+        record StepCalled(int step, String model, StepOutcome outcome) implements Output {
+        }
+
+        /**
+         * A model call used this (priced), as the turn's usage counts it: a step's, a summarising call's, or one that
+         * failed (made again, or ending the step), whose usage is reported apart.
+         */
+        record Spent(String model, Usage usage, boolean failed) implements Output {
         }
 
         /** Feed these calls' results, start markers and approval asks. */
@@ -568,7 +575,7 @@ public final class LoopMachine {
                 out.add(new Output.Count(Counter.STALLS));
                 reporter.stalled(stalled.error());
             } else if (output instanceof StepAttempts.Output.Withdrawn withdrawn) {
-                usage.addFailed(withdrawn.model(), withdrawn.usage());
+                spent(withdrawn.model(), withdrawn.usage(), true);
                 items = items.nextAttempt();
                 lastItems = items;
             } else if (output instanceof StepAttempts.Output.FellBack fellBack) {
@@ -644,11 +651,7 @@ public final class LoopMachine {
             return;
         }
         ConversationCompactor.Result result = compacted.result();
-        if (result.outcome().status() == ResponseStatus.ERROR) {
-            usage.addFailed(model, result.outcome().usage());
-        } else {
-            usage.add(model, result.outcome().usage());
-        }
+        spent(model, result.outcome().usage(), result.outcome().status() == ResponseStatus.ERROR);
         if (result.succeeded()) {
             out.add(new Output.Count(Counter.COMPACTIONS));
             conversation.replace(result.conversation());
@@ -692,9 +695,8 @@ public final class LoopMachine {
     // ---- a step's end
 
     private void stepEnded(StepOutcome outcome) {
-        boolean failed = outcome.status() == ResponseStatus.ERROR;
-        Usage used = failed ? usage.addFailed(model, outcome.usage()) : usage.add(model, outcome.usage());
-        out.add(new Output.StepCalled(step, model, outcome, used));
+        out.add(new Output.StepCalled(step, model, outcome));
+        Usage used = spent(model, outcome.usage(), outcome.status() == ResponseStatus.ERROR);
         if (publishFailed) {
             out.add(new Output.CancelTurn("events cannot be published"));
             end(Why.UNPUBLISHABLE, State.FAILED, ResponseStatus.ERROR, null);
@@ -1024,6 +1026,15 @@ public final class LoopMachine {
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, model,
                 usage.failed()));
         end(Why.CANCEL, State.ABORTED, ResponseStatus.ABORTED, null);
+    }
+
+    /** Counts what a model call used (null: it reported nothing), a failed one's apart; returns it priced. */
+    private Usage spent(String calledModel, Usage used, boolean failed) {
+        Usage priced = failed ? usage.addFailed(calledModel, used) : usage.add(calledModel, used);
+        if (priced != null) {
+            out.add(new Output.Spent(calledModel, priced, failed));
+        }
+        return priced;
     }
 
     /**

@@ -49,11 +49,11 @@ class GatewayMetricsTest {
     }
 
     @Test
-    void tokensAndCostAreCountedByProviderModelAndTenant() {
+    void tokensAndCostAreCountedByProviderModelTenantAndFailedCallsApart() {
 
-        metrics.usage("openai", "gpt-5-mini", "acme", new Usage(1000, 200, 1200, 600L, null, 50L, 0.000565));
-        metrics.usage("openai", "gpt-5-mini", "acme", new Usage(400, 100, 500, null, null, null, 0.0003));
-        metrics.usage("openai", "gpt-5-mini", "other", new Usage(10, 1, 11));
+        metrics.usage("openai", "gpt-5-mini", "acme", new Usage(1000, 200, 1200, 600L, null, 50L, 0.000565), false);
+        metrics.usage("openai", "gpt-5-mini", "acme", new Usage(400, 100, 500, null, null, null, 0.0003), true);
+        metrics.usage("openai", "gpt-5-mini", "other", new Usage(10, 1, 11), false);
 
         PrometheusScrape scrape = scrape();
         Map<String, String> acme = Map.of("provider", "openai", "model", "gpt-5-mini", "tenant", "acme");
@@ -62,6 +62,9 @@ class GatewayMetricsTest {
         assertThat(scrape.sum("turnstream_gateway_tokens_total", with(acme, "kind", "cache_read"))).isEqualTo(600);
         assertThat(scrape.sum("turnstream_gateway_tokens_total", with(acme, "kind", "reasoning"))).isEqualTo(50);
         assertThat(scrape.sum("turnstream_gateway_cost_usd_total", acme)).isCloseTo(0.000865, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(scrape.sum("turnstream_gateway_tokens_total", with(with(acme, "kind", "prompt"), "call", "failed")))
+                .as("a failed call's, apart").isEqualTo(400);
+        assertThat(scrape.sum("turnstream_gateway_cost_usd_total", with(acme, "call", "failed"))).isEqualTo(0.0003);
         assertThat(scrape.sum("turnstream_gateway_tokens_total", Map.of("tenant", "other", "kind", "prompt"))).isEqualTo(10);
         assertThat(scrape.sum("turnstream_gateway_cost_usd_total", Map.of("tenant", "other"))).isZero();
     }
@@ -73,7 +76,7 @@ class GatewayMetricsTest {
         metrics.step("p", "m", ResponseStatus.COMPLETE, Duration.ofMillis(1));
         metrics.toolCall("t", true, Duration.ofMillis(1));
         metrics.turn("p", "none", ResponseStatus.COMPLETE, Duration.ofMillis(1));
-        metrics.usage("p", "m", "none", new Usage(1, 1, 2, null, null, null, 0.01));
+        metrics.usage("p", "m", "none", new Usage(1, 1, 2, null, null, null, 0.01), false);
         PrometheusScrape scrape = scrape();
 
         String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "grafana-dashboard.json"));

@@ -52,7 +52,8 @@ class LoopMachineTest {
         assertThat(published(outputs)).first().isInstanceOf(StreamPayload.ResponseStart.class);
         assertThat(ended).first().isInstanceOfSatisfying(Output.StepCalled.class,
                 called -> assertThat(called.step()).isEqualTo(1));
-        Output.Together together = (Output.Together) ended.get(1);
+        assertThat(ended.get(1)).isEqualTo(new Output.Spent(MODEL, new StreamPayload.Usage(10, 5, 15), false));
+        Output.Together together = (Output.Together) ended.get(2);
         assertThat(together.writes()).as("the held-back item_done, the step's status and its checkpoint")
                 .hasSize(3).last().isInstanceOf(Output.Checkpoint.class);
         assertThat(((Output.Publish) together.writes().get(0)).payload()).isInstanceOf(StreamPayload.ItemDone.class);
@@ -189,6 +190,12 @@ class LoopMachineTest {
             assertThat(error.failedAttemptsUsage()).as("each failed call once, the one that gave the step up too")
                     .isEqualTo(new StreamPayload.Usage(700, 0, 700));
         });
+        assertThat(outputs).as("what the metrics count: every call once, the failed ones apart")
+                .filteredOn(Output.Spent.class::isInstance).containsExactly(
+                        new Output.Spent(MODEL, new StreamPayload.Usage(10, 5, 15), false),
+                        new Output.Spent(MODEL, new StreamPayload.Usage(100, 0, 100), true),
+                        new Output.Spent(MODEL, new StreamPayload.Usage(200, 0, 200), true),
+                        new Output.Spent(MODEL, new StreamPayload.Usage(400, 0, 400), true));
     }
 
     @Test
@@ -209,7 +216,7 @@ class LoopMachineTest {
         StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
         write.appendArguments("{}");
         write.done(null);
-        machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null));
+        record(machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null)));
     }
 
     private List<Output> start() {
