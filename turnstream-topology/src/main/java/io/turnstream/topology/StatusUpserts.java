@@ -7,6 +7,7 @@ import io.turnstream.model.StreamPayload.ResponseDone;
 import io.turnstream.model.StreamPayload.ResponseError;
 import io.turnstream.model.StreamPayload.ToolStatus;
 import io.turnstream.model.StreamPayload.TurnStatus;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayloadType;
@@ -29,6 +30,9 @@ final class StatusUpserts {
 
     static UIStatus status(TurnState turn, StreamPayload payload) {
         if (payload instanceof TurnStatus status) {
+            if (status.status() == TurnActivity.STEP_COMPLETED && status.usage() != null) {
+                turn.stepsUsage = turn.stepsUsage == null ? status.usage() : turn.stepsUsage.plus(status.usage());
+            }
             return UIStatus.ofTurn(turn.turnId, turn.threadId, status, UpsertEmitter.usage(status.usage()));
         }
         return UIStatus.ofTool(turn.turnId, turn.threadId, (ToolStatus) payload);
@@ -39,6 +43,16 @@ final class StatusUpserts {
         return new UITurnEvent(UiPayloadType.TURN_COMPLETED, turn.turnId, turn.threadId, done.modelId(), null, status,
                 UpsertEmitter.usage(done.usage()), null, turn.tenantId, done.finishReason(),
                 UpsertEmitter.usage(done.failedAttemptsUsage()));
+    }
+
+    /**
+     * The end of a turn whose gateway sent no end for the idle timeout: its usage is what its completed steps
+     * reported (their {@code step_completed} statuses; summarising and failed calls are not reported there).
+     */
+    static UITurnEvent turnTimedOut(TurnState turn, long idleTimeoutMs) {
+        return new UITurnEvent(UiPayloadType.TURN_ERROR, turn.turnId, turn.threadId, null, null, null,
+                UpsertEmitter.usage(turn.stepsUsage), ErrorInfo.of("TURN_TIMEOUT", "no event for " + idleTimeoutMs + " ms"),
+                turn.tenantId);
     }
 
     static UITurnEvent turnError(TurnState turn, ResponseError failed) {

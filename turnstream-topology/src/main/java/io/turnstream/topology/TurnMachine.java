@@ -6,7 +6,6 @@ import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
-import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ItemCancelled;
@@ -421,11 +420,6 @@ final class TurnMachine {
                 arguments, callId);
     }
 
-    private static UITurnEvent turnEvent(UiPayloadType type, TurnState turn, ResponseStatus status, UITurnEvent.Usage usage, ErrorInfo error) {
-        return new UITurnEvent(type, turn.turnId, turn.threadId, null, null, status, usage,
-                error == null ? null : ErrorInfo.of(error.code(), error.message()), turn.tenantId);
-    }
-
     /** A punctuation tick: handles the deadlines due by {@code nowMs}, then sends the armed appends. */
     void onTick(long nowMs) {
         for (Deadline deadline : deadlines.takeDue(nowMs, MAX_DEADLINES_PER_TICK)) {
@@ -493,8 +487,7 @@ final class TurnMachine {
             turns.put(turn.runId, turn);
             return;
         }
-        closeTurn(turn, turnEvent(UiPayloadType.TURN_ERROR, turn, null, null,
-                ErrorInfo.of("TURN_TIMEOUT", "no event for " + config.idleTimeoutMs() + " ms")));
+        closeTurn(turn, StatusUpserts.turnTimedOut(turn, config.idleTimeoutMs()));
     }
 
     private void onForget(Deadline deadline) {

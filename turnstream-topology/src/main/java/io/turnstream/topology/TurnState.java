@@ -1,6 +1,7 @@
 package io.turnstream.topology;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.turnstream.model.StreamPayload;
 import io.turnstream.model.UiItemType;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -34,6 +35,12 @@ final class TurnState {
     long idleDueMs;
     boolean closed;
     long forgetAtMs;
+    /**
+     * The usage its {@code step_completed} statuses reported, summed: all a turn closed by its idle timeout (its
+     * gateway's end never came) can say it used. Null until a step completed.
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    StreamPayload.Usage stepsUsage;
     /** Items that finished (done, errored or cancelled), so a repeated or late event for one is named as such. */
     Set<String> finishedItems = new LinkedHashSet<>();
     /** Tool-status keys the turn wrote on {@code llm.item-state} (see {@link UpsertEmitter#itemStateKeys}), for their tombstones. */

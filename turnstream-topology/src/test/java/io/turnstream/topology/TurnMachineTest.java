@@ -17,6 +17,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.model.UpsertEnvelope;
@@ -100,6 +101,22 @@ class TurnMachineTest {
 
         assertThat(upserts()).containsExactly("turn_started",
                 "turn_error TURN_TIMEOUT: no event for " + config.idleTimeoutMs() + " ms");
+    }
+
+    @Test
+    void aTurnClosedByItsIdleTimeoutReportsWhatItsCompletedStepsUsed() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(stepCompleted(1, new StreamPayload.Usage(100, 20, 120, null, null, null, 0.5)));
+        feed(stepCompleted(2, new StreamPayload.Usage(300, 10, 310, 200L, null, null, 0.25)));
+
+        nowMs += config.idleTimeoutMs();
+        machine.onTick(nowMs);
+
+        List<byte[]> sent = sent(UpsertTopology.UPSERTS_SINK);
+        UITurnEvent timedOut = (UITurnEvent) read(sent.get(sent.size() - 1), UpsertEnvelope.class).payload();
+        assertThat(timedOut.error().code()).isEqualTo("TURN_TIMEOUT");
+        assertThat(timedOut.usage()).isEqualTo(new UITurnEvent.Usage(400, 30, 430, 200L, null, null, 0.75));
+        assertThat(timedOut.failedAttemptsUsage()).as("failed calls are not reported by status").isNull();
     }
 
     @Test
@@ -195,6 +212,11 @@ class TurnMachineTest {
         assertThat(failed.type()).isEqualTo(UiPayloadType.TURN_ERROR);
         assertThat(failed.usage()).isNull();
         assertThat(failed.failedAttemptsUsage()).isNull();
+    }
+
+    private static StreamPayload.TurnStatus stepCompleted(int step, StreamPayload.Usage usage) {
+        return new StreamPayload.TurnStatus(TurnActivity.STEP_COMPLETED, null, null, null, null, null, null, null, step,
+                "model-x", usage);
     }
 
     private Rejection feed(StreamPayload payload) {
