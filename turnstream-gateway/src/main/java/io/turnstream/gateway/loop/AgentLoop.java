@@ -115,7 +115,13 @@ public final class AgentLoop implements Runnable {
             ended = drive();
         } catch (RuntimeException e) {
             LOG.error("turn failed inside the gateway", e);
-            perform(machine.failedInside(e.getClass().getSimpleName()));
+            for (LoopMachine.Output output : machine.failedInside(e.getClass().getSimpleName())) {
+                if (output instanceof LoopMachine.Output.Ended end) {
+                    ended = end;
+                } else {
+                    perform(List.of(output));
+                }
+            }
         } finally {
             endStep();
             awaitDelivery();

@@ -120,10 +120,10 @@ public final class LoopMachine {
 
     static {
         Set<Transition> table = new HashSet<>();
-        // step boundaries: after the start (nothing is known of the context yet), after a continued step
-        // (which never passes the step limit: it extends it), after a tool round
+        // step boundaries: after the start (nothing is known of the context yet; never past the step limit: a
+        // turn has a step at least, a resumed one starts after a continued step or awaits its tool round), after
+        // a continued step (which never passes the step limit: it extends it), after a tool round
         table.add(new Transition(State.STARTING, Why.CALL_STEP, State.CALLING));
-        table.add(new Transition(State.STARTING, Why.STEP_LIMIT, State.COMPLETE));
         table.add(new Transition(State.STARTING, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.CALLING, Why.CONTINUE, State.CALLING));
         table.add(new Transition(State.CALLING, Why.NEARLY_FULL, State.COMPACTING));
@@ -335,8 +335,11 @@ public final class LoopMachine {
     private Map<String, Conversation.ToolOutput> roundOutputs;
     /** A cancel or handover came before the round started: it ends the round at its first tick, after what came. */
     private boolean roundStopPending;
-    /** The round's step called tools the caller runs itself: the turn returns them once the others are answered. */
-    private boolean clientCallsLeft;
+    /**
+     * The round's step called tools the caller runs itself (still open: no {@code item_done}): the turn returns
+     * them once the others are answered; a turn that ends otherwise closes them, each with an output.
+     */
+    private List<ToolCallRequest> clientCalls = List.of();
     /** A call of the step being awaited was denied. */
     private boolean denied;
 
@@ -424,7 +427,8 @@ public final class LoopMachine {
             // a denial the previous owner published ends the turn as one that arrives here does
             denied = !awaiting.denied().isEmpty();
             release(executorCalls(awaiting.unreleased()));
-            awaitTools(awaiting.step(), awaiting.calls(), awaiting.published(), Why.RESUMED_AWAITING);
+            awaitTools(awaiting.step(), executorCalls(awaiting.calls()), clientCalls(awaiting.unreleased()),
+                    awaiting.published(), Why.RESUMED_AWAITING);
         });
     }
 
@@ -461,12 +465,13 @@ public final class LoopMachine {
      */
     private void cancelledBeforeRunning(TurnProgress.Awaiting awaiting) {
         if (awaiting != null) {
-            List<ToolCallRequest> unreleased = executorCalls(awaiting.unreleased());
+            // the client-side calls, never released, are closed with the executor's calls not released yet
+            List<ToolCallRequest> unreleased = awaiting.unreleased();
             abandon(unreleased, UnansweredCall.aborted(cancelReason));
             List<ToolCallRequest> released = executorCalls(awaiting.calls()).stream()
                     .filter(call -> !unreleased.contains(call)).toList();
             if (!released.isEmpty()) {
-                awaitTools(awaiting.step(), released, awaiting.published(), Why.RESUMED_AWAITING);
+                awaitTools(awaiting.step(), released, List.of(), awaiting.published(), Why.RESUMED_AWAITING);
                 return;
             }
         }
@@ -475,15 +480,33 @@ public final class LoopMachine {
     }
 
     /**
-     * The gateway failed while running the turn (a bug): the turn ends with {@code INTERNAL}, its held-back
-     * event published first.
+     * The gateway failed while running the turn (a bug, a write that threw): the turn ends with {@code INTERNAL},
+     * its held-back event published first. As when a step fails, what the step left open is closed and every
+     * call it released or awaits gets an output. (Failing in {@link State#STARTING}, it has shown nothing yet.)
      */
     public List<Output> failedInside(String what) {
         if (state.ended()) {
             return List.of();
         }
-        return handle(() -> failed(Why.GATEWAY_ERROR, ErrorInfo.of(ErrorCodes.INTERNAL,
-                "the gateway failed while running the turn: " + what)));
+        return handle(() -> {
+            ErrorInfo error = ErrorInfo.of(ErrorCodes.INTERNAL, "the gateway failed while running the turn: " + what);
+            UnansweredCall why = new UnansweredCall(ToolState.ABORTED, error, "aborted: the gateway failed");
+            switch (state) {
+                case CALLING -> {
+                    closeFailedStep(StepOutcome.refused(error, false, false, null, 0));
+                    abandon(items.toolCalls(), why);
+                }
+                case BACKING_OFF, COMPACTING -> closeFailedStep(StepOutcome.refused(error, false, false, null, 0));
+                case AWAITING_TOOLS -> {
+                    roundOutputs(round.on(new ToolRound.Input.Fail(why)));
+                    abandon(clientCalls, why);
+                }
+                default -> {
+                    // starting: nothing shown yet
+                }
+            }
+            failed(Why.GATEWAY_ERROR, error);
+        });
     }
 
     private List<Output> handle(Runnable work) {
@@ -752,7 +775,7 @@ public final class LoopMachine {
             done(Why.FINAL_ANSWER, outcome.finishReason());
             return;
         }
-        awaitTools(current, outcome.toolCalls(), Map.of(), Why.TOOL_CALLS);
+        awaitTools(current, executorCalls, clientCalls(outcome.toolCalls()), Map.of(), Why.TOOL_CALLS);
     }
 
     /**
@@ -853,6 +876,11 @@ public final class LoopMachine {
         return calls.stream().filter(call -> !turn.clientTools().contains(call.name())).toList();
     }
 
+    /** The calls of tools the caller runs itself. */
+    private List<ToolCallRequest> clientCalls(List<ToolCallRequest> calls) {
+        return calls.stream().filter(call -> turn.clientTools().contains(call.name())).toList();
+    }
+
     /**
      * Publishes the {@code item_done} of a committed step's calls, which routes them to the tool
      * executor. Sent after the step's checkpoint on the same transactional producer, so a call is
@@ -863,11 +891,13 @@ public final class LoopMachine {
                 .forEach(call -> publish(call.itemDone(turn.provider().name())));
     }
 
-    /** Waits for the executor's calls of step {@code number}; the turn ends at once if there are none. */
-    private void awaitTools(int number, List<ToolCallRequest> calls, Map<String, Conversation.ToolOutput> published,
-                            Why why) {
-        List<ToolCallRequest> executorCalls = executorCalls(calls);
-        clientCallsLeft = executorCalls.size() < calls.size();
+    /**
+     * Waits for the executor's calls of step {@code number}; with none, the turn goes on at once (it returns
+     * {@code clientCalls}, the step's open client-side calls, to the caller).
+     */
+    private void awaitTools(int number, List<ToolCallRequest> executorCalls, List<ToolCallRequest> clientCalls,
+                            Map<String, Conversation.ToolOutput> published, Why why) {
+        this.clientCalls = clientCalls;
         if (executorCalls.isEmpty()) {
             afterTools();
             return;
@@ -942,9 +972,16 @@ public final class LoopMachine {
                         conversation.add(new Conversation.ToolOutputs(ordered));
                         afterTools();
                     }
-                    case TIMED_OUT -> failed(Why.TOOL_TIMEOUT, ended.error());
+                    case TIMED_OUT -> {
+                        abandon(clientCalls, new UnansweredCall(ToolState.ABORTED, ended.error(),
+                                "aborted: the turn failed"));
+                        failed(Why.TOOL_TIMEOUT, ended.error());
+                    }
                     case CANCELLED -> aborted();
                     case HANDED_OVER -> handedOver();
+                    case FAILED -> {
+                        // fed by failedInside, which ends the turn
+                    }
                 }
             }
         }
@@ -961,7 +998,7 @@ public final class LoopMachine {
             aborted();
             return;
         }
-        if (clientCallsLeft) {
+        if (!clientCalls.isEmpty()) {
             LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step - 1);
             done(Why.CLIENT_TOOL, FinishReasons.TOOL_CALLS);
             return;
@@ -977,14 +1014,15 @@ public final class LoopMachine {
 
     /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
     private void abandon(List<ToolCallRequest> calls, UnansweredCall why) {
-        calls.forEach(call -> {
+        // together: a gateway that takes the turn over finds the call closed and answered, or neither
+        calls.forEach(call -> together(() -> {
             if (!releasedEarly.contains(call.itemId())) {
                 // the call streamed whole but its item_done was held for the commit: it ends here, never released
                 publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
                         : new StreamPayload.ItemCancelled(call.itemId()));
             }
             endWithoutResult(call.itemId() + TurnProgress.ABANDONED_OUTPUT, call, null, why);
-        });
+        }));
     }
 
     private void endWithoutResult(String outputId, ToolCallRequest call, Long startedAt, UnansweredCall why) {
@@ -1023,6 +1061,9 @@ public final class LoopMachine {
 
     private void aborted() {
         LOG.info("turn cancelled: {}", cancelReason);
+        // a cancel during the round of a step that also called client-side tools: nobody runs them now
+        abandon(clientCalls, UnansweredCall.aborted(cancelReason));
+        clientCalls = List.of();
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, model,
                 usage.failed()));
         end(Why.CANCEL, State.ABORTED, ResponseStatus.ABORTED, null);

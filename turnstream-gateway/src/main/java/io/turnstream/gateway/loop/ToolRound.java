@@ -56,6 +56,10 @@ public final class ToolRound {
         /** The time is {@code now} (epoch ms). */
         record Tick(long now) implements Input {
         }
+
+        /** The gateway failed while running the turn: the calls left end without a result, as {@code why} says. */
+        record Fail(UnansweredCall why) implements Input {
+        }
     }
 
     /** What the loop does. */
@@ -90,7 +94,9 @@ public final class ToolRound {
         /** No result by the deadline: the calls left fail, and the turn with them. */
         TIMED_OUT,
         /** Another gateway takes the turn over and waits for the calls left. */
-        HANDED_OVER
+        HANDED_OVER,
+        /** The gateway failed while running the turn: the calls left fail, and the turn with them. */
+        FAILED
     }
 
     /** The executor's error codes of calls that ran and failed. */
@@ -157,6 +163,8 @@ public final class ToolRound {
             }
         } else if (input instanceof Input.Cancel cancel) {
             end(outputs, Ending.CANCELLED, UnansweredCall.aborted(cancel.reason()), null);
+        } else if (input instanceof Input.Fail fail) {
+            end(outputs, Ending.FAILED, fail.why(), fail.why().error());
         } else if (input instanceof Input.Handover) {
             ending = Ending.HANDED_OVER;
             outputs.add(new Output.Ended(Ending.HANDED_OVER, null));

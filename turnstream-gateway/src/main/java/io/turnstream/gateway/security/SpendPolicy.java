@@ -39,11 +39,15 @@ public final class SpendPolicy {
     }
 
     /**
-     * @param defaultMaxSteps the steps of a turn that names none: it must be within the limit
+     * @param defaultMaxSteps the steps of a turn that names none: at least 1, and within the limit
      * @param prices the gateway's price table: without an allow-list, the models it prices are the allowed ones
      * @param fallbackModel the operator's fallback model (allowed without a list), or null
      */
     public static SpendPolicy from(Settings settings, int defaultMaxSteps, PriceTable prices, String fallbackModel) {
+        if (defaultMaxSteps < 1) {
+            // a turn of no step would end at once, as if it had reached its limit, without calling the model
+            throw new IllegalArgumentException(PREFIX + "max-steps (" + defaultMaxSteps + ") must be at least 1");
+        }
         long limit = settings.getLong(PREFIX + "max-steps-limit", Math.max(25, defaultMaxSteps));
         if (limit < defaultMaxSteps) {
             throw new IllegalArgumentException(PREFIX + "max-steps (" + defaultMaxSteps + ") is over "

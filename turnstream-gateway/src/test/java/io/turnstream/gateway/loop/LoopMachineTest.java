@@ -7,6 +7,8 @@ import io.turnstream.gateway.loop.LoopMachine.Input;
 import io.turnstream.gateway.loop.LoopMachine.Output;
 import io.turnstream.gateway.loop.LoopMachine.State;
 import io.turnstream.gateway.loop.LoopMachine.Why;
+import io.turnstream.gateway.ItemInvariants;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ResolvedProvider;
 import io.turnstream.gateway.provider.RetryPolicy;
@@ -217,6 +219,42 @@ class LoopMachineTest {
         write.appendArguments("{}");
         write.done(null);
         record(machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null)));
+    }
+
+    @Test
+    void aFailureInsideWhileAStepStreamsClosesWhatItShowedAndEndsTheTurnInternal() {
+        Output.CallModel call = lastCall(start());
+        call.items().startMessage("half a");
+        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
+        write.appendArguments("{}");
+        write.done(null);
+
+        List<Output> ended = machine.failedInside("NullPointerException");
+
+        assertThat(published(ended)).extracting(StreamPayload::getClass).containsSubsequence(
+                StreamPayload.ItemError.class, StreamPayload.ItemError.class, StreamPayload.ItemStart.class,
+                StreamPayload.ItemDone.class, StreamPayload.ResponseError.class);
+        assertThat(published(ended)).as("the message and the call streamed whole (never released) are closed")
+                .filteredOn(StreamPayload.ItemError.class::isInstance).extracting(ItemInvariants::itemId)
+                .containsExactly("run-s1-0", "run-s1-1");
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class,
+                error -> assertThat(error.error().code()).isEqualTo(ErrorCodes.INTERNAL));
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.GATEWAY_ERROR);
+        assertThat(machine.failedInside("again")).as("an ended turn fails no more").isEmpty();
+    }
+
+    /** Reached only by a bug in the machine's own start: the shell has nothing to perform before it. */
+    @Test
+    void aFailureBeforeTheStartEndsTheTurnWithOnlyItsError() {
+        machine = machine();
+
+        List<Output> ended = machine.failedInside("IllegalStateException");
+
+        assertThat(published(ended)).singleElement().isInstanceOf(StreamPayload.ResponseError.class);
+        assertThat(machine.taken()).containsExactly(new LoopMachine.Transition(State.STARTING, Why.GATEWAY_ERROR,
+                State.FAILED));
     }
 
     private List<Output> start() {

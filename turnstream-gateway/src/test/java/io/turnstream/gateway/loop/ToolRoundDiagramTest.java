@@ -1,8 +1,11 @@
 package io.turnstream.gateway.loop;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -40,6 +43,8 @@ class ToolRoundDiagramTest {
         INPUTS.put("handover", new ToolRound.Input.Handover());
         INPUTS.put("tick before the deadline", new ToolRound.Input.Tick(TIMEOUT.toMillis() - 1));
         INPUTS.put("tick at the deadline", new ToolRound.Input.Tick(TIMEOUT.toMillis()));
+        INPUTS.put("gateway error", new ToolRound.Input.Fail(new UnansweredCall(ToolState.ABORTED,
+                ErrorInfo.of(ErrorCodes.INTERNAL, "a bug"), "aborted: the gateway failed")));
     }
 
     @Test
@@ -96,6 +101,7 @@ class ToolRoundDiagramTest {
                     case CANCELLED -> "aborted";
                     case TIMED_OUT -> "timed_out";
                     case HANDED_OVER -> "handed_over";
+                    case FAILED -> "failed";
                 };
             }
         }

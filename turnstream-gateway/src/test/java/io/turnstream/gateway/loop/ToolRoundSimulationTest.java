@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ToolCallRequest;
+import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -35,7 +37,7 @@ class ToolRoundSimulationTest {
     /** Faults and events a schedule may draw, counted over the run. */
     enum Fault {
         ALREADY_ANSWERED, APPROVAL_ASKED, STARTED, NO_RESULT, DUPLICATE, UNKNOWN_CALL, ACROSS_TOPICS_OUT_OF_ORDER,
-        CANCEL, HANDOVER, TIMED_OUT
+        CANCEL, HANDOVER, TIMED_OUT, GATEWAY_ERROR
     }
 
     @Test
@@ -112,6 +114,11 @@ class ToolRoundSimulationTest {
             inputs.add(random.nextInt(inputs.size() + 1), new ToolRound.Input.Handover());
             count(drawn, Fault.HANDOVER);
         }
+        if (random.nextInt(20) == 0) {
+            inputs.add(random.nextInt(inputs.size() + 1), new ToolRound.Input.Fail(new UnansweredCall(ToolState.ABORTED,
+                    ErrorInfo.of(ErrorCodes.INTERNAL, "a bug"), "aborted: the gateway failed")));
+            count(drawn, Fault.GATEWAY_ERROR);
+        }
         // the clock moves between inputs, sometimes past the deadline
         long now = START;
         List<ToolRound.Input> timed = new ArrayList<>();
@@ -163,6 +170,7 @@ class ToolRoundSimulationTest {
         Map<String, ToolResult> firstResult = new HashMap<>();
         Map<String, Long> firstStart = new HashMap<>();
         boolean cancelled = false;
+        boolean failed = false;
         long lastTick = START;
         for (ToolRound.Input input : fed) {
             if (input instanceof ToolRound.Input.Result result) {
@@ -171,6 +179,8 @@ class ToolRoundSimulationTest {
                 firstStart.putIfAbsent(start.callId(), start.at());
             } else if (input instanceof ToolRound.Input.Cancel) {
                 cancelled = true;
+            } else if (input instanceof ToolRound.Input.Fail) {
+                failed = true;
             } else if (input instanceof ToolRound.Input.Tick tick) {
                 lastTick = tick.now();
             }
@@ -182,6 +192,10 @@ class ToolRoundSimulationTest {
                 assertThat(ends.get(0).error().code()).isEqualTo(ErrorCodes.TOOL_RESULT_TIMEOUT);
             }
             case HANDED_OVER -> assertThat(fed.get(fed.size() - 1)).isInstanceOf(ToolRound.Input.Handover.class);
+            case FAILED -> {
+                assertThat(failed).as("only the gateway's failure fails the round").isTrue();
+                assertThat(ends.get(0).error().code()).isEqualTo(ErrorCodes.INTERNAL);
+            }
             case ANSWERED -> assertThat(calls).allMatch(call -> answered.contains(call.callId())
                     || firstResult.containsKey(call.callId()));
         }

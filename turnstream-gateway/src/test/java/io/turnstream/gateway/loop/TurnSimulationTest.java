@@ -71,8 +71,10 @@ import org.junit.jupiter.api.Test;
  * a fallback model or none, compaction (its summarisation call refused, broken, empty or cancelled), tool
  * results late, missing (timeout), failed or denied, approvals asked and decided late, twice, contradictorily,
  * never (the executor's timeout denial) or denied (with {@code on-deny} {@code stop} and {@code continue}),
- * a cancel at any moment, the owner crashing before any of its writes, and rebalance and drain (the
- * partition revoked mid-turn: the turn is handed over at its next step boundary, or cut off where it is
+ * a client-side tool offered (its calls returned to the caller), a cancel at any moment, the owner crashing
+ * before any of its writes, a write that fails (its transaction cannot commit), the gateway failing inside (a
+ * model call, a streamed event or a wait throws), and rebalance and drain (the partition revoked mid-turn or
+ * before the turn ran: the turn is handed over at its next step boundary, or cut off where it is
  * when the handover deadline passes), and commits refused by a group generation change (at any commit, the
  * one holding the turn's end after a cancel included) or, as {@code OwnedPartition.commit} refuses them, because they
  * hold a call the turn released before it was cancelled. The log commits at random points as the ownership loop's
@@ -102,7 +104,13 @@ class TurnSimulationTest {
     private static final List<ToolDefinition> TOOLS = List.of(
             new ToolDefinition("read_file", "reads", Json.MAPPER.createObjectNode(), true),
             new ToolDefinition("write_file", "writes", Json.MAPPER.createObjectNode()));
+    /** A tool the caller runs itself (a client-side tool): offered to some turns; the caller answers its calls. */
+    private static final ToolDefinition CLIENT_TOOL = new ToolDefinition("ask_user", "asks the user",
+            Json.MAPPER.createObjectNode());
     private static final String QUIET = "io.turnstream.gateway.loop";
+    /** The one transition no schedule takes: a failure before the machine has started is a bug inside its start. */
+    private static final LoopMachine.Transition FAILED_STARTING = new LoopMachine.Transition(LoopMachine.State.STARTING,
+            LoopMachine.Why.GATEWAY_ERROR, LoopMachine.State.FAILED);
     private static Level previousLevel;
 
     /** What a schedule may draw, counted over the run. */
@@ -127,7 +135,24 @@ class TurnSimulationTest {
         /** Not drawn: a read-only call the executor started before its step's checkpoint was committed. */
         READ_ONLY_STARTED_WHILE_STREAMING,
         /** Not drawn: a call of a tool its thread allowed ({@code remember: true}) that the gateway approved itself. */
-        ALLOWED_FOR_THE_THREAD
+        ALLOWED_FOR_THE_THREAD,
+        /** The turn offers a client-side tool, which the caller runs and answers with its next request. */
+        CLIENT_TOOL_OFFERED,
+        /** Not drawn apart: the model called the client-side tool. */
+        CLIENT_TOOL_CALLED,
+        /**
+         * A write of the owner's transaction fails (its send's future fails, without a fence): the transaction
+         * cannot commit, the later sends fail too, and the ownership loop's next commit takes the partition over
+         * again from Kafka on the same gateway, as {@code OwnedPartitions.commitAll} does on a {@code KafkaException}.
+         */
+        WRITE_FAILED,
+        /**
+         * The gateway fails inside (a bug): a model or summarisation call throws, at its start or mid-stream, or a
+         * wait does; the turn ends {@code INTERNAL}, as {@code AgentLoop.run} ends it.
+         */
+        GATEWAY_BUG,
+        /** The partition is revoked after the turn was registered, before its thread ran it. */
+        REVOKED_BEFORE_RUNNING
     }
 
     @BeforeAll
@@ -176,8 +201,9 @@ class TurnSimulationTest {
                 SCHEDULES, base, seconds, SCHEDULES / seconds, endings, drawn);
         Set<LoopMachine.Transition> untaken = new HashSet<>(LoopMachine.TRANSITIONS);
         untaken.removeAll(transitions.keySet());
-        System.out.printf("Loop transitions taken (%d of %d): %s; never taken: %s%n", transitions.size(),
-                LoopMachine.TRANSITIONS.size(), transitions, untaken);
+        System.out.printf("Loop transitions taken (%d of %d): %s; never taken: %s (%s is reached only by a bug inside "
+                + "the machine's own start, which LoopMachineTest feeds it)%n", transitions.size(),
+                LoopMachine.TRANSITIONS.size(), transitions, untaken, FAILED_STARTING);
     }
 
     /**
@@ -308,6 +334,12 @@ class TurnSimulationTest {
         private Duration handoverWait;
         /** The owner's producer is fenced: its writes fail. */
         private boolean fenced;
+        /** Writes until one fails (its transaction with it), or -1; whether the open transaction cannot commit. */
+        private int writesUntilFailure;
+        private boolean transactionFailed;
+        /** Model calls, streamed events and waits until the gateway fails inside (once), or -1. */
+        private int shellCallsUntilBug;
+        private boolean bugged;
         private int timers;
         private int nextCallId;
         private final LoopConfig config;
@@ -335,8 +367,17 @@ class TurnSimulationTest {
                 count(Fault.THREAD_ALLOWS_WRITES);
                 allowances.apply(ThreadAllowances.key(null, "thread", "write_file"), true);
             }
+            boolean clientTool = random.nextInt(4) == 0;
+            List<ToolDefinition> tools = new ArrayList<>(TOOLS);
+            if (clientTool) {
+                count(Fault.CLIENT_TOOL_OFFERED);
+                tools.add(CLIENT_TOOL);
+            }
             this.turn = new AgentLoop.Turn(TURN, "thread", RUN, new ResolvedProvider("sim", null, null, MODEL),
-                    fallback, "be brief", List.of(), "do it", TOOLS, 1 + random.nextInt(4), TraceContext.fresh(), null, Set.of());
+                    fallback, "be brief", List.of(), "do it", tools, 1 + random.nextInt(4), TraceContext.fresh(), null,
+                    clientTool ? Set.of(CLIENT_TOOL.name()) : Set.of());
+            this.writesUntilFailure = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
+            this.shellCallsUntilBug = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
         }
 
         /**
@@ -369,6 +410,10 @@ class TurnSimulationTest {
                 }
                 approvals.showAwaiting(TURN, progress, active);
                 results.values().forEach(result -> at(clock.now, () -> deliver(result)));
+                if (handoverAt <= clock.now) {
+                    count(Fault.REVOKED_BEFORE_RUNNING);
+                    revoke();
+                }
                 AgentLoop loop = new AgentLoop(turn, progress, active, registry, publisher(), provider(), waits(),
                         new GatewayMetrics(), config, allowances);
                 try {
@@ -446,7 +491,7 @@ class TurnSimulationTest {
             cutOffAt = Long.MAX_VALUE;
             int draw = random.nextInt(8);
             if (draw < 2 && owner < 3) {
-                handoverAt = clock.now + random.nextInt(200_000);
+                handoverAt = clock.now + (random.nextInt(8) == 0 ? 0 : random.nextInt(200_000));
                 handoverWait = draw == 0 ? REBALANCE_HANDOVER : DRAIN_TIMEOUT;
                 count(draw == 0 ? Fault.REBALANCE : Fault.DRAIN);
             }
@@ -536,6 +581,20 @@ class TurnSimulationTest {
                 throw new Crash();
             }
             writesUntilCrash--;
+            if (writesUntilFailure-- == 0) {
+                count(Fault.WRITE_FAILED);
+                transactionFailed = true;
+                // the ownership loop commits at its interval, whatever the turn does meanwhile
+                int by = owner;
+                at(clock.now + random.nextInt(1_000), () -> {
+                    if (owner == by && transactionFailed && !fenced) {
+                        tryCommit(4);
+                    }
+                });
+            }
+            if (transactionFailed) {
+                return CompletableFuture.failedFuture(new IllegalStateException("the transaction failed: a send failed"));
+            }
             append.run();
             maybeCommit();
             return CompletableFuture.completedFuture(null);
@@ -563,12 +622,17 @@ class TurnSimulationTest {
                 refused();
                 return false;
             }
-            if (refusalsLeft == 0 || random.nextInt(odds) != 0) {
+            if (!transactionFailed && (refusalsLeft == 0 || random.nextInt(odds) != 0)) {
                 commit();
                 return true;
             }
-            refusalsLeft--;
-            count(Fault.COMMIT_REFUSED);
+            if (transactionFailed) {
+                // as OwnedPartitions.commitAll on a KafkaException: the same gateway takes the partition over again
+                sameGatewayNext = true;
+            } else {
+                refusalsLeft--;
+                count(Fault.COMMIT_REFUSED);
+            }
             if (clock.now >= cancelAt && log.subList(committed, log.size()).stream().anyMatch(entry -> entry.event()
                     instanceof StreamPayload.ResponseDone done && done.status() == ResponseStatus.ABORTED)) {
                 count(Fault.COMMIT_REFUSED_AFTER_CANCEL);
@@ -585,7 +649,7 @@ class TurnSimulationTest {
             cutOffAt = Long.MAX_VALUE;
             active.handover.complete(null);
             active.cancel.cancel("handed over to another gateway");
-            sameGatewayNext = random.nextBoolean();
+            sameGatewayNext = sameGatewayNext || random.nextBoolean();
         }
 
         private void commit() {
@@ -614,6 +678,7 @@ class TurnSimulationTest {
         private void abortUncommitted() {
             log.subList(committed, log.size()).clear();
             uncommittedControls.clear();
+            transactionFailed = false;
         }
 
         // ---- the simulated tool executor: runs a call once its item_done is committed
@@ -750,6 +815,18 @@ class TurnSimulationTest {
             registry.deliver(TURN, result);
         }
 
+        /**
+         * The gateway fails inside at the drawn model call, streamed event or wait (once): the provider's adapter or
+         * the turn's wait throws. (Writes never throw: OwnedPartition fails a send's future instead.)
+         */
+        private void maybeFailInside() {
+            if (shellCallsUntilBug-- == 0) {
+                count(Fault.GATEWAY_BUG);
+                bugged = true;
+                throw new IllegalStateException("simulated bug in the gateway");
+            }
+        }
+
         // ---- time: the loop's waits run what is scheduled until the time they wait for
 
         record Timed(long at, int order, Runnable action) implements Comparable<Timed> {
@@ -814,6 +891,7 @@ class TurnSimulationTest {
             return new LoopWaits() {
                 @Override
                 public <T> T next(BlockingQueue<T> inputs, long deadline) {
+                    maybeFailInside();
                     advance(deadline, () -> !inputs.isEmpty());
                     return inputs.poll();
                 }
@@ -842,7 +920,8 @@ class TurnSimulationTest {
                     checkTheModelIsNotCalledAfterADenial(call.step);
                 }
                 calls.add(call);
-                StepOutcome outcome = summary ? summarise(items, usage, cancel) : answer(call, items, usage, cancel);
+                maybeFailInside();
+                StepOutcome outcome = summary ? summarise(items, usage, cancel) : answer(call, request, items, usage, cancel);
                 call.usage = outcome.usage() == null ? new Usage(0, 0, 0) : outcome.usage();
                 call.failed = outcome.status() == ResponseStatus.ERROR;
                 return outcome;
@@ -892,7 +971,8 @@ class TurnSimulationTest {
                     Json.MAPPER.createArrayNode(), null, false, false, null, items.published());
         }
 
-        private StepOutcome answer(ModelCall call, StepItems items, Usage usage, CancelSignal cancel) {
+        private StepOutcome answer(ModelCall call, ModelRequest request, StepItems items, Usage usage,
+                                   CancelSignal cancel) {
             int fault = random.nextInt(20);
             switch (fault) {
                 case 0 -> {
@@ -918,13 +998,14 @@ class TurnSimulationTest {
                             "prompt is too long: 250000 tokens > 200000 maximum"), false, false, null, 0);
                 }
                 default -> {
-                    return stream(call, items, usage, cancel, fault);
+                    return stream(call, items, usage, cancel, fault, request.tools());
                 }
             }
         }
 
         /** Streams reasoning, text and maybe tool calls, breaking where the fault says. */
-        private StepOutcome stream(ModelCall call, StepItems items, Usage usage, CancelSignal cancel, int fault) {
+        private StepOutcome stream(ModelCall call, StepItems items, Usage usage, CancelSignal cancel, int fault,
+                                   List<ToolDefinition> offered) {
             int toolCalls = random.nextInt(3) == 0 ? 0 : random.nextInt(3);
             boolean maxTokens = toolCalls == 0 && random.nextInt(4) == 0;
             List<Runnable> events = new ArrayList<>();
@@ -942,7 +1023,10 @@ class TurnSimulationTest {
             content.addObject().put("type", "text").put("text", "Let me see.");
             int toolBlocksEnd = -1;
             for (int i = 0; i < toolCalls; i++) {
-                String name = TOOLS.get(random.nextInt(TOOLS.size())).name();
+                String name = offered.get(random.nextInt(offered.size())).name();
+                if (name.equals(CLIENT_TOOL.name())) {
+                    count(Fault.CLIENT_TOOL_CALLED);
+                }
                 StepItems.Item[] use = new StepItems.Item[1];
                 String callId = "call-" + nextCallId++;
                 events.add(() -> use[0] = items.startFunctionCall(name, callId));
@@ -1000,6 +1084,7 @@ class TurnSimulationTest {
                     return new StepOutcome(ResponseStatus.ERROR, null, usage, items.toolCalls(), content,
                             ErrorInfo.of(error, "the stream failed"), true, overloaded, null, items.published());
                 }
+                maybeFailInside();
                 events.get(i).run();
             }
             if (maxTokens) {
@@ -1087,7 +1172,11 @@ class TurnSimulationTest {
                     checkpointed.add(entry.step());
                 }
             }
-            ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows(events);
+            // a client-side call the turn returns to its caller stays open: the topology completes it, with its
+            // streamed arguments, when the turn closes
+            Set<String> openClientCalls = openClientCalls(events);
+            ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows(events.stream()
+                    .filter(event -> !openClientCalls.contains(ItemInvariants.itemId(event))).toList());
             // a compaction summary is published whole (its item_done holds it), not streamed
             Set<String> summaries = new HashSet<>();
             events.stream().filter(event -> event instanceof StreamPayload.ItemStart start
@@ -1138,6 +1227,24 @@ class TurnSimulationTest {
             }
             received.forEach((call, times) -> assertThat(times).as("call %s reaches the executor once", call)
                     .isEqualTo(1));
+            boolean returnsClientCalls = terminal instanceof StreamPayload.ResponseDone done
+                    && done.status() == ResponseStatus.COMPLETE && FinishReasons.TOOL_CALLS.equals(done.finishReason());
+            assertThat(!openClientCalls.isEmpty()).as("client-side calls are left open for the caller exactly when "
+                    + "the turn returns them (finish reason tool_calls)").isEqualTo(returnsClientCalls);
+            Set<String> committedCalls = new HashSet<>();
+            log.stream().filter(entry -> entry.step() != null).forEach(entry -> entry.checkpoint().path("toolCalls")
+                    .forEach(call -> committedCalls.add(call.path("callId").asText())));
+            callOfItem.forEach((item, call) -> {
+                if (!CLIENT_TOOL.name().equals(toolOf.get(call))) {
+                    return;
+                }
+                assertThat(received).as("client-side call %s never reaches the executor", call).doesNotContainKey(call);
+                if (committedCalls.contains(call)) {
+                    // returned to the caller, its answer is the caller's next request; else the turn answers it
+                    assertThat(outputs.getOrDefault(call, 0)).as("client-side call %s answered by exactly one output "
+                            + "unless the caller answers it", call).isEqualTo(openClientCalls.contains(item) ? 0 : 1);
+                }
+            });
             assertThat(received.keySet()).as("only released calls run").containsAll(ran);
             standing.forEach((call, approved) -> assertThat(ran.contains(call))
                     .as("call %s runs exactly when the decision that stands approves it", call).isEqualTo(approved));
@@ -1154,16 +1261,34 @@ class TurnSimulationTest {
                 if (config.onDeny() == LoopConfig.OnDeny.CONTINUE || !deniedInTurn) {
                     assertThat(done.finishReason()).as("only a denial with on-deny stop ends a turn as denied")
                             .isNotEqualTo(FinishReasons.TOOL_DENIED);
-                } else if (done.status() == ResponseStatus.COMPLETE) {
+                } else if (done.status() == ResponseStatus.COMPLETE && !returnsClientCalls) {
+                    // (a step that also called a client-side tool returns that call instead: it ends the turn too)
                     assertThat(done.finishReason()).as("a denial with on-deny stop ends the turn")
                             .isEqualTo(FinishReasons.TOOL_DENIED);
                 }
                 return done.status().wire() + (done.finishReason() == null ? "" : "/" + done.finishReason());
             }
             ErrorInfo error = ((StreamPayload.ResponseError) terminal).error();
-            assertThat(error.code()).as("the loop never fails inside the gateway: %s", error.message())
-                    .isNotEqualTo(ErrorCodes.INTERNAL);
+            if (!bugged) {
+                assertThat(error.code()).as("the loop never fails inside the gateway: %s", error.message())
+                        .isNotEqualTo(ErrorCodes.INTERNAL);
+            }
             return "error/" + error.code();
+        }
+
+        /** The client-side calls never closed: each started, and neither done, failed, cancelled nor withdrawn. */
+        private static Set<String> openClientCalls(List<StreamPayload> events) {
+            Set<String> open = new HashSet<>();
+            for (StreamPayload event : events) {
+                if (event instanceof StreamPayload.ItemStart start && CLIENT_TOOL.name().equals(start.name())
+                        && ItemType.FUNCTION_CALL.wire().equals(start.itemType())) {
+                    open.add(start.itemId());
+                } else if (event instanceof StreamPayload.ItemDone || event instanceof StreamPayload.ItemError
+                        || event instanceof StreamPayload.ItemCancelled || event instanceof StreamPayload.ItemWithdrawn) {
+                    open.remove(ItemInvariants.itemId(event));
+                }
+            }
+            return open;
         }
 
         /**

@@ -31,6 +31,14 @@ class SpendPolicyTest {
     }
 
     @Test
+    void aDefaultOfNoStepIsRefusedAtStart() {
+        Settings settings = Settings.of(new Properties());
+
+        assertThatThrownBy(() -> SpendPolicy.from(settings, 0, PriceTable.from(settings), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max-steps (0) must be at least 1");
+    }
+
+    @Test
     void aTenantUsesOnlyItsAllowedModels() {
         SpendPolicy spend = policy("turnstream.gateway.allowed-models", "anthropic:claude-cheap,simulated:*",
                 "turnstream.gateway.tenant.tenant-rich.allowed-models", "anthropic:*");
