@@ -920,6 +920,8 @@ class TurnSimulationTest {
                     checkTheModelIsNotCalledAfterADenial(call.step);
                 }
                 calls.add(call);
+                // the usage of a call whose adapter throws never reaches the gateway: it accounts for none
+                call.usage = new Usage(0, 0, 0);
                 maybeFailInside();
                 StepOutcome outcome = summary ? summarise(items, usage, cancel) : answer(call, request, items, usage, cancel);
                 call.usage = outcome.usage() == null ? new Usage(0, 0, 0) : outcome.usage();
@@ -1318,8 +1320,8 @@ class TurnSimulationTest {
          * Once the cancel is accepted (on {@code llm.control}), whichever gateway owns the turn then or later, through
          * refused commits and takeovers: no call reaches the executor from a commit made after it (but a read-only
          * one, which may run although its attempt ends), whenever its release was written: the executor sees
-         * releases by commit; and an end written after it is {@code aborted}. (The model is not called either:
-         * {@link #provider} checks each call.)
+         * releases by commit; and an end written after it is {@code aborted}, or {@code INTERNAL} after a drawn bug.
+         * (The model is not called either: {@link #provider} checks each call.)
          */
         private void checkAnAcceptedCancelEndsTheTurn() {
             assertThat(releasedAfterCancel).as("no call is released by a commit after the cancel").isEmpty();
@@ -1327,7 +1329,9 @@ class TurnSimulationTest {
                 if (entry.at() < cancelAt) {
                     continue;
                 }
-                if (terminal(entry.event())) {
+                if (terminal(entry.event()) && !(bugged && entry.event() instanceof StreamPayload.ResponseError error
+                        && ErrorCodes.INTERNAL.equals(error.error().code()))) {
+                    // (a bug ends the turn where it is, maybe before the cancel waiting in its inputs is fed)
                     assertThat(entry.event()).as("owner %d ended the turn after the cancel was accepted", entry.owner())
                             .isInstanceOfSatisfying(StreamPayload.ResponseDone.class, done ->
                                     assertThat(done.status()).isEqualTo(ResponseStatus.ABORTED));
