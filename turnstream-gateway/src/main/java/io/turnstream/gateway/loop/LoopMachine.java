@@ -133,6 +133,10 @@ public final class LoopMachine {
         table.add(new Transition(State.AWAITING_TOOLS, Why.STEP_LIMIT, State.COMPLETE));
         table.add(new Transition(State.AWAITING_TOOLS, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.COMPACTING, Why.COMPACTION_ENDED, State.CALLING));
+        // the summarising call is retried as a step's call is: at once on the fallback model, or after a backoff
+        table.add(new Transition(State.COMPACTING, Why.RETRY, State.COMPACTING));
+        table.add(new Transition(State.COMPACTING, Why.BACKOFF, State.BACKING_OFF));
+        table.add(new Transition(State.BACKING_OFF, Why.BACKOFF_OVER, State.COMPACTING));
         for (State from : EnumSet.of(State.STARTING, State.CALLING, State.AWAITING_TOOLS)) {
             table.add(new Transition(from, Why.CLIENT_TOOL, State.COMPLETE));
         }
@@ -309,6 +313,10 @@ public final class LoopMachine {
 
     // the step being called
     private StepAttempts attempts;
+    /** The attempts of the compaction's summarising call while it runs (its backoff included), else null. */
+    private StepAttempts summarising;
+    /** The summarising call's latest failed result. */
+    private ConversationCompactor.Result summaryFailed;
     private StepItems items;
     private List<Conversation.Entry> stepEntries;
     private boolean compactedThisStep;
@@ -590,37 +598,47 @@ public final class LoopMachine {
                 reporter.callStarting(call.attempt());
                 out.add(new Output.CallModel(step, call.attempt(), model, new ModelRequest(model, turn.system(),
                         stepEntries, turn.tools(), config.maxTokens(), config.thinkingBudget()), items));
-            } else if (output instanceof StepAttempts.Output.Failed failed) {
-                out.add(new Output.Count(Counter.PROVIDER_ERRORS));
-                LOG.warn("step {} attempt {} with model {} failed: {}: {}", step, failed.attempt(), failed.model(),
-                        failed.error().code(), failed.error().message());
-            } else if (output instanceof StepAttempts.Output.Stalled stalled) {
-                out.add(new Output.Count(Counter.STALLS));
-                reporter.stalled(stalled.error());
             } else if (output instanceof StepAttempts.Output.Withdrawn withdrawn) {
                 spent(withdrawn.model(), withdrawn.usage(), true);
                 items = items.nextAttempt();
                 lastItems = items;
-            } else if (output instanceof StepAttempts.Output.FellBack fellBack) {
-                LOG.warn("model {} failed ({}); falling back to {} for the rest of the turn", fellBack.from(),
-                        fellBack.error().code(), fellBack.to());
-                out.add(new Output.Count(Counter.FALLBACKS));
-                reporter.fallback(fellBack.from(), fellBack.to(), fellBack.error());
-            } else if (output instanceof StepAttempts.Output.Retrying retrying) {
-                out.add(new Output.Count(Counter.RETRIES));
-                reporter.retrying(retrying.nextAttempt(), retrying.delay(), retrying.error());
-                LOG.warn("retrying step {} in {} ms (retry {} of {})", step, retrying.delay().toMillis(),
-                        retrying.nextAttempt() - 1, config.retry().maxAttempts() - 1);
-            } else if (output instanceof StepAttempts.Output.WaitUntil wait) {
-                retryAt = wait.at();
-                if (state != State.BACKING_OFF) {
-                    go(Why.BACKOFF, State.BACKING_OFF);
-                }
             } else if (output instanceof StepAttempts.Output.Ended ended) {
                 if (ended.gaveUp() != null) {
                     LOG.warn("step {}: {}", step, ended.gaveUp());
                 }
                 callEnded(ended.outcome());
+            } else {
+                attemptReported(output, "step " + step);
+            }
+        }
+    }
+
+    /**
+     * What a call's attempts report alike, a step's call or a compaction's summarising call ({@code what}): the
+     * failures, fallbacks and retries counted and shown, and the move to the backoff.
+     */
+    private void attemptReported(StepAttempts.Output output, String what) {
+        if (output instanceof StepAttempts.Output.Failed failed) {
+            out.add(new Output.Count(Counter.PROVIDER_ERRORS));
+            LOG.warn("{} attempt {} with model {} failed: {}: {}", what, failed.attempt(), failed.model(),
+                    failed.error().code(), failed.error().message());
+        } else if (output instanceof StepAttempts.Output.Stalled stalled) {
+            out.add(new Output.Count(Counter.STALLS));
+            reporter.stalled(stalled.error());
+        } else if (output instanceof StepAttempts.Output.FellBack fellBack) {
+            LOG.warn("model {} failed ({}); falling back to {} for the rest of the turn", fellBack.from(),
+                    fellBack.error().code(), fellBack.to());
+            out.add(new Output.Count(Counter.FALLBACKS));
+            reporter.fallback(fellBack.from(), fellBack.to(), fellBack.error());
+        } else if (output instanceof StepAttempts.Output.Retrying retrying) {
+            out.add(new Output.Count(Counter.RETRIES));
+            reporter.retrying(retrying.nextAttempt(), retrying.delay(), retrying.error());
+            LOG.warn("retrying {} in {} ms (retry {} of {})", what, retrying.delay().toMillis(),
+                    retrying.nextAttempt() - 1, config.retry().maxAttempts() - 1);
+        } else if (output instanceof StepAttempts.Output.WaitUntil wait) {
+            retryAt = wait.at();
+            if (state != State.BACKING_OFF) {
+                go(Why.BACKOFF, State.BACKING_OFF);
             }
         }
     }
@@ -635,6 +653,14 @@ public final class LoopMachine {
     }
 
     private void backingOff(Input input) {
+        if (summarising != null) {
+            if (input instanceof Input.Cancel) {
+                summarisingOutputs(summarising.on(new StepAttempts.Input.Cancel()), Why.BACKOFF_OVER);
+            } else if (input instanceof Input.Tick) {
+                summarisingOutputs(summarising.on(new StepAttempts.Input.Tick(clock.millis())), Why.BACKOFF_OVER);
+            }
+            return;
+        }
         if (input instanceof Input.Cancel) {
             attemptOutputs(attempts.on(new StepAttempts.Input.Cancel()), Why.BACKOFF_OVER);
         } else if (input instanceof Input.Tick) {
@@ -664,9 +690,31 @@ public final class LoopMachine {
         long window = config.compaction().windows().of(model);
         LOG.info("step {}: the context holds {} of {} tokens for model {}; compacting the conversation", step, used,
                 window, model);
-        go(why, State.COMPACTING);
         reporter.compacting(used, window);
-        out.add(new Output.Compact(step, model, conversation.entries(), turn.runId() + "-s" + step + "-summary"));
+        summarising = new StepAttempts(model, turn.fallbackModel(), config.retry(), random);
+        summarisingOutputs(summarising.start(), why);
+    }
+
+    /** Performs what the summarising call's attempts say; {@code why} names the move to a call, if one is made. */
+    private void summarisingOutputs(List<StepAttempts.Output> outputs, Why why) {
+        for (StepAttempts.Output output : outputs) {
+            if (output instanceof StepAttempts.Output.Call call) {
+                model = call.model();
+                go(why, State.COMPACTING);
+                // its items are read by the compactor, never published: each attempt may use the same ids
+                out.add(new Output.Compact(step, model, conversation.entries(), turn.runId() + "-s" + step + "-summary"));
+            } else if (output instanceof StepAttempts.Output.Ended ended) {
+                if (ended.gaveUp() != null) {
+                    LOG.warn("step {}: compacting: {}", step, ended.gaveUp());
+                }
+                compactionEnded(ended.outcome().status() == ResponseStatus.ABORTED
+                        ? new ConversationCompactor.Result(ended.outcome(), null, conversation.entries(), 0)
+                        : summaryFailed);
+            } else if (!(output instanceof StepAttempts.Output.Withdrawn)) {
+                // (a withdrawn attempt's usage was counted as its result came)
+                attemptReported(output, "step " + step + "'s summarising call");
+            }
+        }
     }
 
     private void compacting(Input input) {
@@ -675,6 +723,20 @@ public final class LoopMachine {
         }
         ConversationCompactor.Result result = compacted.result();
         spent(model, result.outcome().usage(), result.outcome().status() == ResponseStatus.ERROR);
+        if (result.succeeded() || result.aborted()) {
+            compactionEnded(result);
+            return;
+        }
+        // nothing of the summarising call is published, so there is nothing to withdraw before it is retried
+        summaryFailed = result;
+        summarisingOutputs(summarising.on(new StepAttempts.Input.AttemptEnded(result.outcome(), true, cancelled,
+                clock.millis())), Why.RETRY);
+    }
+
+    /** The compaction ended, after its attempts: the step is called, on the compacted conversation if it succeeded. */
+    private void compactionEnded(ConversationCompactor.Result result) {
+        summarising = null;
+        summaryFailed = null;
         if (result.succeeded()) {
             out.add(new Output.Count(Counter.COMPACTIONS));
             conversation.replace(result.conversation());
@@ -688,7 +750,8 @@ public final class LoopMachine {
             LOG.warn("step {}: compacting the conversation failed: {}: {}", step, result.error().code(),
                     result.error().message());
         }
-        if (result.aborted()) {
+        if (result.aborted() || cancelled) {
+            // cancelled while it summarised: the step is not called
             stepEnded(StepOutcome.abortedBeforeStream());
         } else if (overflowed != null && !result.succeeded()) {
             stepEnded(tooLong(overflowed, "and compacting it failed (" + result.error().code() + ": "

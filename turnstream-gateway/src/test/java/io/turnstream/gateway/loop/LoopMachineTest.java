@@ -8,6 +8,7 @@ import io.turnstream.gateway.loop.LoopMachine.Output;
 import io.turnstream.gateway.loop.LoopMachine.State;
 import io.turnstream.gateway.loop.LoopMachine.Why;
 import io.turnstream.gateway.ItemInvariants;
+import io.turnstream.gateway.provider.Conversation;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ResolvedProvider;
@@ -19,6 +20,7 @@ import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.TurnActivity;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
@@ -43,6 +45,8 @@ class LoopMachineTest {
     /** Every output so far, those of streamed payloads included. */
     private final List<Output> outputs = new ArrayList<>();
     private LoopMachine machine;
+    /** The turn's fallback model, if any. */
+    private String fallback;
 
     @Test
     void aFinalAnswerEndsTheTurnWithItsLastEventAndCheckpointTogether() {
@@ -257,6 +261,68 @@ class LoopMachineTest {
                 State.FAILED));
     }
 
+    @Test
+    void aRefusedSummarisingCallIsRetriedAfterTheProvidersRetryAfter() {
+        Output.Compact compact = compactionAfterAPromptTooLong();
+
+        List<Output> refused = machine.on(new Input.Compacted(new ConversationCompactor.Result(StepOutcome.refused(
+                ErrorInfo.of("rate_limit_error", "slow down"), true, false, Duration.ofSeconds(7), 0), null,
+                compact.entries(), 0), null));
+
+        assertThat(machine.state()).isEqualTo(State.BACKING_OFF);
+        assertThat(last(refused)).isEqualTo(new Output.WaitUntil(clock.now + 7_000));
+        assertThat(published(refused)).singleElement().isInstanceOfSatisfying(StreamPayload.TurnStatus.class,
+                status -> assertThat(status.status()).isEqualTo(TurnActivity.RETRYING));
+        clock.now += 7_000;
+        assertThat(last(machine.on(new Input.Tick()))).as("the summarising call again")
+                .isInstanceOfSatisfying(Output.Compact.class, again -> assertThat(again.model()).isEqualTo(MODEL));
+        Output.CallModel call = lastCall(machine.on(new Input.Compacted(new ConversationCompactor.Result(
+                new StepOutcome(ResponseStatus.COMPLETE, FinishReasons.STOP, null, List.of(),
+                        Json.MAPPER.createArrayNode(), null, false, false, null, 1), "the story so far",
+                List.of(new Conversation.UserText("the story so far")), 1), null)));
+
+        assertThat(call.step()).isEqualTo(1);
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.PROMPT_TOO_LONG, Why.BACKOFF, Why.BACKOFF_OVER, Why.COMPACTION_ENDED);
+    }
+
+    @Test
+    void anOverloadedSummarisingCallFallsBackAtOnceAndAFailureAfterItsLastAttemptFailsTheStep() {
+        fallback = "sim-small";
+        compactionAfterAPromptTooLong();
+
+        List<Output> fellBack = machine.on(new Input.Compacted(new ConversationCompactor.Result(StepOutcome.refused(
+                ErrorInfo.of("overloaded_error", "busy"), true, true, null, 0), null, List.of(), 0), null));
+
+        assertThat(last(fellBack)).isInstanceOfSatisfying(Output.Compact.class,
+                again -> assertThat(again.model()).isEqualTo("sim-small"));
+        assertThat(fellBack).contains(new Output.Count(GatewayMetrics.Counter.FALLBACKS));
+        // a 500 on each of the attempts left (3 in all): the prompt is still too long, and the step fails
+        List<Output> ended = List.of();
+        while (machine.state() != State.FAILED) {
+            ended = machine.on(new Input.Compacted(new ConversationCompactor.Result(StepOutcome.refused(
+                    ErrorInfo.of("api_error", "oops"), true, false, null, 0), null, List.of(), 0), null));
+            if (machine.state() == State.BACKING_OFF) {
+                clock.now = ((Output.WaitUntil) last(ended)).at();
+                assertThat(last(machine.on(new Input.Tick()))).isInstanceOf(Output.Compact.class);
+            }
+        }
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class,
+                error -> assertThat(error.error().code()).isEqualTo(ErrorCodes.CONTEXT_OVERFLOW));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.PROMPT_TOO_LONG, Why.RETRY, Why.BACKOFF, Why.BACKOFF_OVER, Why.STEP_FAILED);
+    }
+
+    /** Starts the turn; the provider refuses step 1's prompt as too long, so the machine compacts it. */
+    private Output.Compact compactionAfterAPromptTooLong() {
+        lastCall(start());
+        List<Output> compacting = machine.on(new Input.CallEnded(StepOutcome.refused(ErrorInfo.of(
+                "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"), false, false, null, 0),
+                null));
+        assertThat(machine.state()).isEqualTo(State.COMPACTING);
+        return (Output.Compact) last(compacting);
+    }
+
     private List<Output> start() {
         machine = machine();
         return record(machine.start());
@@ -269,7 +335,7 @@ class LoopMachineTest {
                 Duration.ofSeconds(60), PriceTable.from(Settings.of(new Properties())),
                 CompactionConfig.from(Settings.of(settings)), LoopConfig.OnDeny.STOP);
         AgentLoop.Turn turn = new AgentLoop.Turn("turn", "thread", "run", new ResolvedProvider("sim", null, null, MODEL),
-                null, "be brief", List.of(), "do it", List.of(new ToolDefinition("write_file", "writes",
+                fallback, "be brief", List.of(), "do it", List.of(new ToolDefinition("write_file", "writes",
                 Json.MAPPER.createObjectNode())), 4, TraceContext.fresh(), null, Set.of());
         return new LoopMachine(turn, TurnProgress.fresh(MODEL), config, new ThreadAllowances(), clock, new Random(1),
                 payload -> outputs.addAll(machine.on(new Input.Streamed(payload))));

@@ -118,6 +118,8 @@ class TurnSimulationTest {
         HTTP_429_RETRY_AFTER, HTTP_429, HTTP_529, HTTP_500, PROMPT_TOO_LONG, BROKEN_BEFORE_OUTPUT, BROKEN_MID_STREAM,
         BROKEN_AFTER_TOOL_BLOCK, STALLED, OVERLOADED_IN_STREAM, MAX_TOKENS, TOOL_CALLS, FALLBACK_MODEL, TOOL_LATE,
         TOOL_NEVER_ANSWERS, TOOL_FAILS, TOOL_DENIED, COMPACTION, COMPACTION_FAILS, COMPACTION_CANCELLED,
+        /** The summarising call refused as a step's call may be: each retried by the same policy. */
+        COMPACTION_HTTP_429_RETRY_AFTER, COMPACTION_HTTP_429, COMPACTION_HTTP_529,
         APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED, APPROVAL_LATE, APPROVAL_DUPLICATED, APPROVAL_CONTRADICTORY,
         APPROVAL_NEVER, APPROVAL_REMEMBERED,
         /** An earlier turn of the thread allowed write_file for the rest of the thread. */
@@ -939,13 +941,34 @@ class TurnSimulationTest {
             return Integer.parseInt(itemId.split("-s")[1].split("-")[0]);
         }
 
-        /** A compaction's summarisation call: it may be refused, break, answer nothing, or be cancelled. */
+        /**
+         * A compaction's summarisation call: it may be refused (429 with and without retry-after, 529, 500), break,
+         * answer nothing, or be cancelled. The machine retries it as a step's call, on the fallback model too.
+         */
         private StepOutcome summarise(StepItems items, Usage usage, CancelSignal cancel) {
             count(Fault.COMPACTION);
-            int fault = random.nextInt(10);
-            if (fault == 0) {
-                count(Fault.COMPACTION_FAILS);
-                return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+            int fault = random.nextInt(14);
+            switch (fault) {
+                case 0 -> {
+                    count(Fault.COMPACTION_FAILS);
+                    return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+                }
+                case 3 -> {
+                    count(Fault.COMPACTION_HTTP_429_RETRY_AFTER);
+                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false,
+                            Duration.ofSeconds(1 + random.nextInt(40)), 0);
+                }
+                case 4 -> {
+                    count(Fault.COMPACTION_HTTP_429);
+                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false, null, 0);
+                }
+                case 5 -> {
+                    count(Fault.COMPACTION_HTTP_529);
+                    return StepOutcome.refused(ErrorInfo.of("overloaded_error", "busy"), true, true, null, 0);
+                }
+                default -> {
+                    // streams
+                }
             }
             advance(clock.now + 20 + random.nextInt(2_000), cancel::isCancelled);
             if (cancel.isCancelled()) {
