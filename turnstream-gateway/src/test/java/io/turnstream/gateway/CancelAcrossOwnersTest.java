@@ -3,22 +3,15 @@ package io.turnstream.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.turnstream.gateway.sim.SimulatedAnthropicServer;
-import io.turnstream.gateway.sim.SimulatedReply;
-import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.gateway.turn.TurnPhase;
-import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.ControlMessage;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
-import io.turnstream.runtime.Settings;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -45,42 +38,30 @@ class CancelAcrossOwnersTest {
 
     @RegisterExtension
     static final BrokerStack stack = new BrokerStack();
-    private static SimulatedAnthropicServer provider;
-    private static final AtomicInteger calls = new AtomicInteger();
+    private static OwnerStoppedInsideAStep stopped;
 
     @BeforeAll
     static void startEverything() throws Exception {
         stack.broker(1);
         stack.topology("cancel-across-owners", home.resolve("state"));
-        // one long step (about 60 s): the first owner stops inside it
-        provider = stack.closing(SimulatedAnthropicServer.start(0, request -> {
-            calls.incrementAndGet();
-            return SimulatedReply.answer().text(SimulatedText.words(3000)).tokensPerSecond(50);
-        }, 0));
+        stopped = new OwnerStoppedInsideAStep(stack);
     }
 
     @Test
     void aCancelAcceptedWhileNoGatewayRanTheTurnEndsItAtTheNextOwner() throws Exception {
-        Properties settings = stack.gatewaySettings();
-        settings.put("turnstream.gateway.drain-timeout-ms", "200");
-        String turnId;
-        try (Gateway first = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of())) {
-            turnId = first.admission().startTurn(TurnRequest.prompt(null, null, "a long answer")).turnId();
-            await("the first owner streams the step").atMost(WAIT).until(() -> calls.get() == 1);
-        }
+        String turnId = stopped.startAndStop("a long answer").turnId();
         try (KafkaProducer<String, byte[]> producer = producer()) {
             producer.send(new ProducerRecord<>(Topics.DEFAULTS.control(), turnId,
                     Json.toBytes(ControlMessage.cancel(turnId, "stopped while no gateway ran it")))).get();
         }
 
-        Gateway second = stack.gateway(stack.gatewaySettings(), provider);
+        Gateway second = stack.gateway(stack.gatewaySettings(), stopped.provider());
         second.views().loaded().get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
         await("the next owner ends the turn").atMost(WAIT).until(() -> second.views().snapshot(turnId, null)
                 .map(snapshot -> snapshot.status().ended()).orElse(false));
         assertThat(second.views().snapshot(turnId, null).orElseThrow().status()).isEqualTo(TurnPhase.ABORTED);
-        assertThat(calls.get()).as("the model is not called again").isEqualTo(1);
+        assertThat(stopped.calls()).as("the model is not called again").isEqualTo(1);
     }
 
     private static KafkaProducer<String, byte[]> producer() {

@@ -4,23 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.turnstream.gateway.provider.ErrorCodes;
-import io.turnstream.gateway.sim.SimulatedAnthropicServer;
-import io.turnstream.gateway.sim.SimulatedReply;
-import io.turnstream.gateway.sim.SimulatedText;
 import io.turnstream.gateway.turn.TurnPhase;
-import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.model.Topics;
-import io.turnstream.runtime.Settings;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -46,36 +39,24 @@ class UnreadableRawEventTest {
 
     @RegisterExtension
     static final BrokerStack stack = new BrokerStack();
-    private static SimulatedAnthropicServer provider;
-    private static final AtomicInteger calls = new AtomicInteger();
+    private static OwnerStoppedInsideAStep stopped;
 
     @BeforeAll
     static void startEverything() throws Exception {
         stack.broker(1);
         stack.topology("unreadable-raw-event", home.resolve("state"));
-        // one long step (about 60 s): the first owner stops inside it
-        provider = stack.closing(SimulatedAnthropicServer.start(0, request -> {
-            calls.incrementAndGet();
-            return SimulatedReply.answer().text(SimulatedText.words(3000)).tokensPerSecond(50);
-        }, 0));
+        stopped = new OwnerStoppedInsideAStep(stack);
     }
 
     @Test
     void aTurnWithAnUnreadableRawEventEndsAtTheNextOwnerWithoutCallingTheModelAgain() throws Exception {
-        Properties settings = stack.gatewaySettings();
-        settings.put("turnstream.gateway.drain-timeout-ms", "200");
-        TurnStatus turn;
-        try (Gateway first = Gateway.start(Settings.of(settings), ProviderEndpoints.simulatedOnly(provider.baseUrl()),
-                List.of())) {
-            turn = first.admission().startTurn(TurnRequest.prompt(null, null, "a long answer"));
-            await("the first owner streams the step").atMost(WAIT).until(() -> calls.get() == 1);
-        }
+        TurnStatus turn = stopped.startAndStop("a long answer");
         try (KafkaProducer<String, byte[]> producer = producer()) {
             producer.send(new ProducerRecord<>(Topics.DEFAULTS.rawEvents(), turn.runId(),
                     "{\"type\":\"response_done\",\"payload\":".getBytes(StandardCharsets.UTF_8))).get();
         }
 
-        Gateway second = stack.gateway(stack.gatewaySettings(), provider);
+        Gateway second = stack.gateway(stack.gatewaySettings(), stopped.provider());
         second.views().loaded().get(WAIT.toSeconds(), TimeUnit.SECONDS);
 
         await("the next owner ends the turn").atMost(WAIT).until(() -> second.views().snapshot(turn.turnId(), null)
@@ -85,7 +66,7 @@ class UnreadableRawEventTest {
         assertThat(ended.turn().error().code()).isEqualTo(ErrorCodes.TURN_CANNOT_RUN);
         assertThat(ended.turn().error().message()).startsWith("the turn cannot be resumed: its raw event at "
                 + Topics.DEFAULTS.rawEvents() + "-0@");
-        assertThat(calls.get()).as("the model is not called again").isEqualTo(1);
+        assertThat(stopped.calls()).as("the model is not called again").isEqualTo(1);
     }
 
     private static KafkaProducer<String, byte[]> producer() {
