@@ -63,7 +63,8 @@ final class ItemBuffer {
             s.startChunk();
         }
         s.add(delta);
-        chunks.put(chunkKey(handle, s.chunks - 1), encode(s.text.substring(s.lastChunkFrom)));
+        chunks.put(chunkKey(handle, s.chunks - 1),
+                encode(s.text.substring(s.lastChunkFrom), s.lastSurrogateAt >= s.lastChunkFrom));
         s.open = coalescing;
         if (s.unsent != null) {
             s.unsent.append(delta);
@@ -189,8 +190,12 @@ final class ItemBuffer {
         }
     }
 
-    private static byte[] encode(String chunk) {
-        if (!hasLoneSurrogate(chunk)) {
+    /**
+     * The chunk as stored. Only a chunk with a surrogate can hold a lone one: the open chunk is encoded
+     * again with every delta, and scanning all of it per delta was a visible part of appending.
+     */
+    private static byte[] encode(String chunk, boolean hasSurrogate) {
+        if (!hasSurrogate || !hasLoneSurrogate(chunk)) {
             byte[] text = chunk.getBytes(StandardCharsets.UTF_8);
             byte[] value = new byte[text.length + 1];
             value[0] = UTF_8;
@@ -243,6 +248,8 @@ final class ItemBuffer {
         boolean open;
         long codePoints;
         boolean endsWithHighSurrogate;
+        /** Where in {@link #text} the last surrogate (half of an emoji, say) is, or -1 when it has none. */
+        int lastSurrogateAt = -1;
         /** Where the last tail read ended, and the text added since; null until a tail is read. */
         Cursor unsentFrom;
         StringBuilder unsent;
@@ -258,6 +265,12 @@ final class ItemBuffer {
 
         /** Adds text at the end of the last chunk, counting its code points. */
         void add(String delta) {
+            for (int i = delta.length() - 1; i >= 0; i--) {
+                if (Character.isSurrogate(delta.charAt(i))) {
+                    lastSurrogateAt = text.length() + i;
+                    break;
+                }
+            }
             text.append(delta);
             codePoints += delta.codePointCount(0, delta.length());
             if (endsWithHighSurrogate && Character.isLowSurrogate(delta.charAt(0))) {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.PropertyAccessor;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -25,16 +27,19 @@ final class StateSerde {
     }
 
     static <T> Serde<T> of(Class<T> type) {
+        // bound to the type once: a state record is written with every emit and append
+        ObjectWriter writer = MAPPER.writerFor(type);
+        ObjectReader reader = MAPPER.readerFor(type);
         Serializer<T> serializer = (topic, value) -> {
             try {
-                return value == null ? null : MAPPER.writeValueAsBytes(value);
+                return value == null ? null : writer.writeValueAsBytes(value);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         };
         Deserializer<T> deserializer = (topic, bytes) -> {
             try {
-                return bytes == null ? null : MAPPER.readValue(bytes, type);
+                return bytes == null ? null : reader.readValue(bytes);
             } catch (IOException e) {
                 throw new UncheckedIOException("corrupt " + type.getSimpleName() + " in state store", e);
             }
