@@ -193,7 +193,7 @@ class AgentLoopUpsertsTest {
     }
 
     @Test
-    void cancellingWhileAToolRunsEndsTheCallWithAnAbortedOutput() throws Exception {
+    void cancellingWhileAToolRunsEndsTheCallWithAnAbortedOutputAndTheTurnWithWhatItSpent() throws Exception {
         String turnId = startTurn("wait: until I cancel");
         await().atMost(TURN_TIMEOUT).until(() -> statusIndex(upserts.turn(turnId), "running") >= 0);
 
@@ -205,7 +205,9 @@ class AgentLoopUpsertsTest {
         assertThat(output.success()).isFalse();
         assertThat(Json.asText(output.toolOutput())).isEqualTo("aborted: user pressed stop");
         assertThat(toolStatuses(turn)).extracting(UIStatus::status).containsExactly("pending", "running", "aborted");
-        assertThat(((UITurnEvent) turn.get(turn.size() - 1).payload()).status()).isEqualTo(ResponseStatus.ABORTED);
+        UITurnEvent end = (UITurnEvent) turn.get(turn.size() - 1).payload();
+        assertThat(end.status()).isEqualTo(ResponseStatus.ABORTED);
+        assertThat(end.usage().costUsd()).as("a cancelled turn's spend: its step that called the tool").isPositive();
     }
 
     @Test
