@@ -91,7 +91,8 @@ class AgentLoopUpsertsTest {
         SimulatedAnthropicServer provider = stack.closing(
                 SimulatedAnthropicServer.start(0, AgentLoopUpsertsTest::script, 0));
         Properties settings = stack.gatewaySettings();
-        settings.put("turnstream.gateway.stall-timeout-ms", "1000");
+        // long enough that no stream of a loaded machine (2 cores, CI) stalls unless the script says so
+        settings.put("turnstream.gateway.stall-timeout-ms", "5000");
         settings.put("turnstream.gateway.retry.base-delay-ms", "50");
         settings.put("turnstream.gateway.price.turnstream-simulated", "3,15");
         gateway = stack.gateway(settings, provider);
