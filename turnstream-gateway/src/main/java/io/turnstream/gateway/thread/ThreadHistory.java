@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -128,13 +129,17 @@ public final class ThreadHistory implements ThreadRebuild {
 
     /** Waits until the views have read the end of the turn, so its items are all there. */
     private void awaitItems(String turnId) {
+        CompletableFuture<TurnSnapshot> end = views.ended(turnId);
         try {
-            views.ended(turnId).get(ITEMS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            end.get(ITEMS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
             LOG.warn("turn {} has not ended in the views after {} s; its thread goes on with what they show",
                     turnId, ITEMS_WAIT.toSeconds());
+        } finally {
+            // no longer waited for: the views let it go (it stayed until the turn's end, maybe for good)
+            end.cancel(false);
         }
     }
 

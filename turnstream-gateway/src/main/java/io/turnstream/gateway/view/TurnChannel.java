@@ -107,6 +107,11 @@ final class TurnChannel {
         return subscribers.isEmpty();
     }
 
+    /** The SSE clients the channel still holds (a client is let go at the next event or heartbeat after it is done). */
+    synchronized int subscribers() {
+        return subscribers.size();
+    }
+
     synchronized void heartbeat() {
         subscribers.removeIf(SseSubscriber::done);
         subscribers.forEach(SseSubscriber::heartbeat);

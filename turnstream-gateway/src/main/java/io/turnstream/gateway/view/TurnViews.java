@@ -145,6 +145,12 @@ public final class TurnViews implements AutoCloseable {
     public CompletableFuture<TurnSnapshot> ended(String turnId) {
         CompletableFuture<TurnSnapshot> waiter = new CompletableFuture<>();
         endWaiters.computeIfAbsent(turnId, id -> new CopyOnWriteArrayList<>()).add(waiter);
+        // a caller that stops waiting (it cancels the future, or times it out) lets it go
+        waiter.whenComplete((snapshot, stopped) -> {
+            if (stopped != null) {
+                stopWaiting(turnId, waiter);
+            }
+        });
         // registered first, checked second: an end read in between completes the waiter in publish()
         snapshot(turnId, null).filter(snapshot -> snapshot.turn() != null
                 && snapshot.turn().type() != UiPayloadType.TURN_STARTED).ifPresent(snapshot -> {
@@ -191,6 +197,15 @@ public final class TurnViews implements AutoCloseable {
     /** The turn events API's stream: upserts and appends as they are, each with its {@link StreamPosition}. */
     void subscribe(String turnId, StreamPosition from, EventStream client) {
         subscribe(turnId, from, client, new TurnEventsEncoder());
+    }
+
+    /**
+     * What the views hold open for a turn's clients: its SSE streams not let go yet and the callers waiting for its
+     * end. None outlives the turn's end or its client (TurnSubscriptionsTest).
+     */
+    int openSubscriptions(String turnId) {
+        List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.get(turnId);
+        return existingChannel(turnId).map(TurnChannel::subscribers).orElse(0) + (waiting == null ? 0 : waiting.size());
     }
 
     /**

@@ -59,6 +59,12 @@ public final class TurnRecords {
                 new UITurnEvent.Usage(1, 2, 3), null, tenantId, "stop"), "turn");
     }
 
+    /** The turn was cancelled. */
+    public void aborted() {
+        publish(new UITurnEvent(UiPayloadType.TURN_COMPLETED, id, threadId, "model", "simulated", ResponseStatus.ABORTED,
+                new UITurnEvent.Usage(1, 2, 3), null, tenantId, null), "turn");
+    }
+
     /** The turn failed after a completed step and a failed model call: its usage and the failed call's, apart. */
     public void failed(String code, String message) {
         publish(new UITurnEvent(UiPayloadType.TURN_ERROR, id, threadId, null, null, null, new UITurnEvent.Usage(1, 2, 3),
