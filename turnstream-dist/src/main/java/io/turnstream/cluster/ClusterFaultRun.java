@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -92,6 +93,9 @@ public final class ClusterFaultRun {
     private static final String PROMPT = "What is in this workspace?";
     /** How long the gateways' writes are watched after a fault, for the figure only. */
     private static final Duration SOURCE_BOUND = Duration.ofSeconds(60);
+    /** The gateway's turn consumer (its client id) and how many partitions it owns, on {@code /metrics/prometheus}. */
+    private static final String TURN_CONSUMER = "turnstream-gateway-turns";
+    private static final String TURN_PARTITIONS_METRIC = "kafka_consumer_coordinator_assigned_partitions";
     /** Partitions of each contract topic on the run's own cluster. */
     public static final int PARTITIONS = 6;
 
@@ -150,8 +154,7 @@ public final class ClusterFaultRun {
             }
             double startup = secondsSince(began);
             say("%d brokers and %d services ready after %.0f s", kafka.size(), services.size(), startup);
-            return faults(kafka, List.of(topologyA, executorA, gatewayA), List.of(gatewayA, gatewayB), startup,
-                    began);
+            return faults(kafka, List.of(topologyA, executorA), List.of(gatewayA, gatewayB), startup, began);
         } finally {
             for (ServiceProcess service : services) {
                 service.close();
@@ -168,13 +171,14 @@ public final class ClusterFaultRun {
              TopicFollower appends = new TopicFollower(servers, Topics.DEFAULTS.itemAppends(), r -> false);
              TopicFollower results = new TopicFollower(servers, Topics.DEFAULTS.toolResults(), r -> false)) {
             List<String> turns = new ArrayList<>(startTurns(gateways, settings.turns()));
-            record Injection(String what, Kill kill) {
+            // aim: which process, chosen before the kill's time is taken (a gateway's choice reads /metrics)
+            record Injection(String what, Callable<Kill> aim) {
             }
             List<Injection> injections = List.of(
-                    new Injection("topology instance", victims.get(0)::kill),
-                    new Injection("tool executor", victims.get(1)::kill),
-                    new Injection("gateway", victims.get(2)::kill),
-                    new Injection("broker", () -> kafka.kill(2)));
+                    new Injection("topology instance", () -> victims.get(0)::kill),
+                    new Injection("tool executor", () -> victims.get(1)::kill),
+                    new Injection("gateway", () -> busiest(gateways)::kill),
+                    new Injection("broker", () -> () -> kafka.kill(2)));
             List<Fault> faults = new ArrayList<>();
             for (Injection injection : injections) {
                 if (upserts.inFlight(turns).size() < settings.minInFlight()) {
@@ -187,11 +191,12 @@ public final class ClusterFaultRun {
                         () -> inFlight.stream().filter(upserts::hasStreamed).count(), n -> n >= inFlight.size() / 2,
                         n -> n + " streaming; not yet: " + upserts.describe(
                                 inFlight.stream().filter(t -> !upserts.hasStreamed(t)).toList(), 5));
+                Kill kill = injection.aim().call();
                 List<String> hit = upserts.inFlight(turns);
                 List<String> hitRuns = hit.stream().map(runs::get).toList();
                 long killedMillis = System.currentTimeMillis();
                 long killedNanos = System.nanoTime();
-                injection.kill().run();
+                kill.run();
                 // what a UI reads: every turn in flight shows an upsert written after the kill (or had ended)
                 TopicFollower.Takeover shown = Waits.until("every one of the " + hit.size()
                                 + " turns in flight streaming upserts again after the " + injection.what()
@@ -243,6 +248,25 @@ public final class ClusterFaultRun {
             say("%d turns (%d started at once) ended after %.0f s", turns.size(), settings.turns(), report.seconds());
             return report;
         }
+    }
+
+    /**
+     * The gateway that owns the most partitions of {@code llm.turn-requests} (its turn consumer's
+     * {@code assigned-partitions}): a gateway can own none (the other took them all at start-up and kept
+     * them), and killing that one would hit no turn.
+     */
+    private ServiceProcess busiest(List<ServiceProcess> gateways) throws Exception {
+        ServiceProcess busiest = gateways.get(0);
+        double most = -1;
+        for (ServiceProcess gateway : gateways) {
+            double owned = gateway.metric(TURN_PARTITIONS_METRIC, TURN_CONSUMER);
+            if (owned > most) {
+                busiest = gateway;
+                most = owned;
+            }
+        }
+        say("killing %s, which owns %.0f partition(s) of the turn requests", busiest.name(), most);
+        return busiest;
     }
 
     @FunctionalInterface

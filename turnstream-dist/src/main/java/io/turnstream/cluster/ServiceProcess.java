@@ -1,5 +1,6 @@
 package io.turnstream.cluster;
 
+import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
 import java.io.IOException;
 import java.net.URI;
@@ -86,6 +87,19 @@ public final class ServiceProcess implements AutoCloseable {
                 return false;
             }
         }, healthy -> healthy);
+    }
+
+    /**
+     * The value of the Prometheus gauge {@code name} of the Kafka client {@code clientId} on this service's
+     * {@code /metrics/prometheus} (its health port); 0 when it has none.
+     */
+    public double metric(String name, String clientId) throws IOException, InterruptedException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        URI scrape = URI.create("http://127.0.0.1:" + healthPort + ServiceMetrics.SCRAPE_PATH);
+        String text = http.send(HttpRequest.newBuilder(scrape).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        return text.lines().filter(line -> line.startsWith(name + "{") && line.contains("client_id=\"" + clientId + "\""))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
     }
 
     /** SIGKILL: no shutdown hook, no commit, no goodbye to the group. */

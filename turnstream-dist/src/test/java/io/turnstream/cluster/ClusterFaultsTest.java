@@ -40,8 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterFaultsTest {
 
     /**
-     * Turns started at once: the issue's 200 (docs/benchmarks.md, "Cluster faults": 4 to 5 minutes on the
-     * shared two-core machine); fewer with {@code -Dturnstream.cluster-faults.turns=N}.
+     * Turns started at once: the issue's 200 (docs/benchmarks.md, "Cluster faults": 3.5 to 7 minutes on
+     * the shared two-core machine); another count with {@code -Dturnstream.cluster-faults.turns=N}.
      */
     private static final int TURNS = Integer.getInteger("turnstream.cluster-faults.turns", 200);
     /** Before a fault, fewer turns than this in flight get this many more, so each fault hits turns mid-stream. */
