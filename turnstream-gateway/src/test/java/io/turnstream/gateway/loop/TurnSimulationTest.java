@@ -108,6 +108,11 @@ class TurnSimulationTest {
     private static final ToolDefinition CLIENT_TOOL = new ToolDefinition("ask_user", "asks the user",
             Json.MAPPER.createObjectNode());
     private static final String QUIET = "io.turnstream.gateway.loop";
+    /** The provider's refusals before any output that a retry may cure: a 529 and a 500. */
+    private static final StepOutcome OVERLOADED = StepOutcome.refused(ErrorInfo.of("overloaded_error", "busy"), true,
+            true, null, 0);
+    private static final StepOutcome SERVER_ERROR = StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false,
+            null, 0);
     /** The one transition no schedule takes: a failure before the machine has started is a bug inside its start. */
     private static final LoopMachine.Transition FAILED_STARTING = new LoopMachine.Transition(LoopMachine.State.STARTING,
             LoopMachine.Why.GATEWAY_ERROR, LoopMachine.State.FAILED);
@@ -951,20 +956,19 @@ class TurnSimulationTest {
             switch (fault) {
                 case 0 -> {
                     count(Fault.COMPACTION_FAILS);
-                    return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+                    return SERVER_ERROR;
                 }
                 case 3 -> {
                     count(Fault.COMPACTION_HTTP_429_RETRY_AFTER);
-                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false,
-                            Duration.ofSeconds(1 + random.nextInt(40)), 0);
+                    return refusedAsRateLimited(true);
                 }
                 case 4 -> {
                     count(Fault.COMPACTION_HTTP_429);
-                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false, null, 0);
+                    return refusedAsRateLimited(false);
                 }
                 case 5 -> {
                     count(Fault.COMPACTION_HTTP_529);
-                    return StepOutcome.refused(ErrorInfo.of("overloaded_error", "busy"), true, true, null, 0);
+                    return OVERLOADED;
                 }
                 default -> {
                     // streams
@@ -1002,20 +1006,19 @@ class TurnSimulationTest {
             switch (fault) {
                 case 0 -> {
                     count(Fault.HTTP_429_RETRY_AFTER);
-                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false,
-                            Duration.ofSeconds(1 + random.nextInt(40)), 0);
+                    return refusedAsRateLimited(true);
                 }
                 case 1 -> {
                     count(Fault.HTTP_429);
-                    return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false, null, 0);
+                    return refusedAsRateLimited(false);
                 }
                 case 2 -> {
                     count(Fault.HTTP_529);
-                    return StepOutcome.refused(ErrorInfo.of("overloaded_error", "busy"), true, true, null, 0);
+                    return OVERLOADED;
                 }
                 case 3 -> {
                     count(Fault.HTTP_500);
-                    return StepOutcome.refused(ErrorInfo.of("api_error", "oops"), true, false, null, 0);
+                    return SERVER_ERROR;
                 }
                 case 4 -> {
                     count(Fault.PROMPT_TOO_LONG);
@@ -1026,6 +1029,12 @@ class TurnSimulationTest {
                     return stream(call, items, usage, cancel, fault, request.tools());
                 }
             }
+        }
+
+        /** A 429, with a {@code retry-after} of 1 to 40 s or none. */
+        private StepOutcome refusedAsRateLimited(boolean retryAfter) {
+            return StepOutcome.refused(ErrorInfo.of("rate_limit_error", "slow down"), true, false,
+                    retryAfter ? Duration.ofSeconds(1 + random.nextInt(40)) : null, 0);
         }
 
         /** Streams reasoning, text and maybe tool calls, breaking where the fault says. */
