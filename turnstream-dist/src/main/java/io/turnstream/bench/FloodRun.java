@@ -124,7 +124,7 @@ final class FloodRun {
     /** {@code events} raw events as fast as possible, on fresh topics named after {@code run}. */
     private Produced produce(String run, int events) throws Exception {
         for (int attempt = 1; ; attempt++) {
-            // a producer can lose its first writes to brand-new partitions on a loaded broker: then fresh topics again
+            // a write the broker keeps refusing (BenchCluster.producer) expires: then fresh topics again
             Topics fresh = cluster.createTopics(run + (attempt == 1 ? "" : "-" + attempt));
             long start = System.nanoTime();
             try (Producer<String, byte[]> producer = cluster.producer(DELIVERY_TIMEOUT)) {
