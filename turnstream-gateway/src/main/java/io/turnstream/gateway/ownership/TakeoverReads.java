@@ -45,6 +45,12 @@ final class TakeoverReads implements TurnResumer.TurnLog {
     private final Instant since;
     /** By topic, then by key: what was read. */
     private final Map<String, Map<String, List<ConsumerRecord<String, byte[]>>>> read = new HashMap<>();
+    /** By run id: its raw events, decoded once for both {@link #rawEvents} and {@link #unreadableRawEvents}. */
+    private final Map<String, DecodedRun> decodedRuns = new HashMap<>();
+
+    /** A run's raw events that could be read, and where those are that could not, each with why. */
+    private record DecodedRun(List<StreamPayload> events, List<String> unreadable) {
+    }
 
     TakeoverReads(List<TurnRequestRecord> resumed, Topics topics, WireFormat format, KeyReads reads) {
         this.topics = topics;
@@ -60,25 +66,32 @@ final class TakeoverReads implements TurnResumer.TurnLog {
     /** Of the run's events: those read since the earliest turn of the takeover, which covers {@code from}. */
     @Override
     public List<StreamPayload> rawEvents(String runId, Instant from) {
-        List<StreamPayload> events = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
-            decode(record, StreamEvent.class).ifPresent(event -> events.add(event.payload()));
-        }
-        return events;
+        return decodedRun(runId).events();
     }
 
     @Override
     public List<String> unreadableRawEvents(String runId) {
-        List<String> unreadable = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
-            try {
-                format.read(record.topic(), record.value(), StreamEvent.class);
-            } catch (IOException | RuntimeException e) {
-                unreadable.add(record.topic() + "-" + record.partition() + "@" + record.offset() + " ("
-                        + e.getMessage() + ")");
+        return decodedRun(runId).unreadable();
+    }
+
+    private synchronized DecodedRun decodedRun(String runId) {
+        DecodedRun decoded = decodedRuns.get(runId);
+        if (decoded == null) {
+            List<StreamPayload> events = new ArrayList<>();
+            List<String> unreadable = new ArrayList<>();
+            for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
+                try {
+                    events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload());
+                } catch (IOException | RuntimeException e) {
+                    warnUnreadable(record, e);
+                    unreadable.add(record.topic() + "-" + record.partition() + "@" + record.offset() + " ("
+                            + e.getMessage() + ")");
+                }
             }
+            decoded = new DecodedRun(events, unreadable);
+            decodedRuns.put(runId, decoded);
         }
-        return unreadable;
+        return decoded;
     }
 
     @Override
@@ -118,9 +131,13 @@ final class TakeoverReads implements TurnResumer.TurnLog {
         try {
             return Optional.of(format.read(record.topic(), record.value(), type));
         } catch (IOException | RuntimeException e) {
-            LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(),
-                    record.offset(), e.getMessage());
+            warnUnreadable(record, e);
             return Optional.empty();
         }
+    }
+
+    private static void warnUnreadable(ConsumerRecord<String, byte[]> record, Exception e) {
+        LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(), record.offset(),
+                e.getMessage());
     }
 }
