@@ -20,6 +20,8 @@ import io.turnstream.runtime.TraceContext;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -27,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -36,8 +39,13 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.IllegalGenerationException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
+import org.apache.kafka.common.errors.UnknownMemberIdException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A partition of {@code llm.turn-requests} this gateway owns, the turns it runs for it, and the
@@ -45,10 +53,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * partition number, so the next owner's {@code initTransactions} fences this one (its later sends
  * and commits fail) and aborts whatever it left uncommitted: read_committed readers (the topology,
  * the next owner) never see a write of an owner that lost the partition. The turns' sends share
- * the open transaction; the ownership loop commits it every commit interval, together with the
- * partition's group offset: the earliest request whose turn has not finished here.
+ * the open transaction; the ownership loop commits it every commit interval, then the partition's
+ * group offset (the earliest request whose turn has not finished here) in a transaction of its own.
  */
 public final class OwnedPartition implements TurnPartition, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OwnedPartition.class);
 
     /** The committed group offset's metadata: {@code dead-lettered-before=<offset>}. */
     private static final String DEAD_LETTERED_BEFORE = "dead-lettered-before=";
@@ -77,7 +87,8 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      * before. Read and written on the ownership thread only (dead letters and commits).
      */
     private long deadLetteredBefore;
-    private long committedDeadLetteredBefore;
+    /** Dead letters not committed yet: they commit with the group offset whose metadata counts them. */
+    private final List<ProducerRecord<String, byte[]>> deadLetters = new ArrayList<>();
 
     /**
      * Fences the previous owner: returns once its open transaction is aborted. On failure (for
@@ -208,10 +219,10 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     }
 
     /**
-     * Sends a record of the partition that cannot be used to the dead-letter topic, as it was, with why and where
-     * it was read, in the partition's transaction: it commits with the group offset, whose metadata then says that
+     * Sends a record of the partition that cannot be used to the dead-letter topic, as it was, with why and where it
+     * was read, in the transaction that commits the partition's group offset: that offset's metadata then says that
      * the records before it were dead-lettered. A next owner that reads the partition from before it again (the
-     * offset stays at the earliest unfinished request) does not send it again.
+     * offset stays at the earliest unfinished request) does not send it again. Called on the ownership thread.
      *
      * @return false when it was dead-lettered before
      */
@@ -224,7 +235,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         record.headers().add(DeadLetterHeaders.REASON, reason.getBytes(StandardCharsets.UTF_8));
         record.headers().add(DeadLetterHeaders.SOURCE, (unusable.topic() + "-" + unusable.partition() + "@"
                 + unusable.offset()).getBytes(StandardCharsets.UTF_8));
-        send(record);
+        deadLetters.add(record);
         deadLetteredBefore = unusable.offset() + 1;
         return true;
     }
@@ -244,7 +255,6 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
             }
         }
         deadLetteredBefore = before;
-        committedDeadLetteredBefore = before;
     }
 
     @Override
@@ -326,8 +336,17 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     }
 
     /**
-     * Commits what the turns sent since the last commit, with the group offset: the earliest request
-     * whose turn has not finished, else {@code position}. Called on the ownership thread.
+     * Commits what the turns sent since the last commit, then the group offset: the earliest request whose turn has
+     * not finished, else {@code position}. Called on the ownership thread.
+     *
+     * <p>The offset commits in a transaction of its own, after the turns' writes, with the dead letters it counts:
+     * the group checks its generation on every offset commit, and refuses one made with the generation before a
+     * rebalance even when the rebalance leaves the partition here (the consumer learns the new generation only when
+     * the rebalance completes inside a later poll). A refused offset commit aborts only that transaction: the turns'
+     * writes are already committed, so they are not taken back and no model call is made again; the offset is
+     * committed at the next commit. A turn's end commits before the offset that passes its request, so a next owner
+     * reads at worst a finished request again (and finds it ended). Fencing is the transactional id's: a new owner's
+     * {@code initTransactions} still makes every later commit here fail.
      *
      * <p>A transaction in which a turn released a call and that turn has been cancelled since is not committed: the
      * tool executor sees a release when it commits, so committed after the cancel was accepted it would run a call
@@ -335,37 +354,52 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      * that fails), where the cancel is on {@code llm.control}: the turn ends {@code aborted} with the call never
      * released. The release and the cancel's effect are so ordered by commit.
      *
-     * @throws KafkaException when the transaction cannot commit (for instance: fenced by a new owner), or holds a
+     * @throws KafkaException when the turns' writes cannot commit (for instance: fenced by a new owner), or hold a
      *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn})
      */
     void commit(long position, ConsumerGroupMetadata group) {
         long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
         lock.writeLock().lock();
         try {
-            if (closed || (!inTransaction && offset == committedOffset)) {
+            if (closed) {
                 return;
             }
-            for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
-                if (released.getValue().cancel.isCancelled()) {
-                    throw new ReleaseOfACancelledTurn(released.getKey(), released.getValue().cancel.reason());
+            if (inTransaction) {
+                for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
+                    if (released.getValue().cancel.isCancelled()) {
+                        throw new ReleaseOfACancelledTurn(released.getKey(), released.getValue().cancel.reason());
+                    }
                 }
+                producer.commitTransaction();
+                inTransaction = false;
+                releasing.clear();
             }
-            beginIfNeeded();
-            // offsets move only when a turn finishes or a record is dead-lettered; without them a commit cannot fail
-            // on a rebalance
-            long deadLettered = deadLetteredBefore;
-            if (offset != committedOffset || deadLettered != committedDeadLetteredBefore) {
-                producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset,
-                        DEAD_LETTERED_BEFORE + deadLettered)), group);
+            if (offset != committedOffset || !deadLetters.isEmpty()) {
+                commitOffset(offset, group);
             }
-            producer.commitTransaction();
-            inTransaction = false;
-            releasing.clear();
-            committedOffset = offset;
-            committedDeadLetteredBefore = deadLettered;
         } finally {
             lock.writeLock().unlock();
         }
+    }
+
+    /** The group offset and the dead letters it counts, in a transaction of their own (under the write lock). */
+    private void commitOffset(long offset, ConsumerGroupMetadata group) {
+        long deadLettered = deadLetteredBefore;
+        producer.beginTransaction();
+        try {
+            deadLetters.forEach(record -> producer.send(record));
+            producer.sendOffsetsToTransaction(Map.of(partition, new OffsetAndMetadata(offset,
+                    DEAD_LETTERED_BEFORE + deadLettered)), group);
+            producer.commitTransaction();
+        } catch (CommitFailedException | RebalanceInProgressException | IllegalGenerationException
+                 | UnknownMemberIdException refusedByTheGroup) {
+            producer.abortTransaction();
+            LOG.info("the group refused the offset of {} ({}); committing it again after the rebalance", partition,
+                    refusedByTheGroup.getMessage());
+            return;
+        }
+        deadLetters.clear();
+        committedOffset = offset;
     }
 
     /** Drops what was sent since the last commit and refuses every later send. */

@@ -249,10 +249,10 @@ public final class OwnedPartitions {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
             } catch (KafkaException e) {
-                // for instance a commit during a rebalance (CommitFailedException), or a transaction
-                // that timed out: under transactions v2 the coordinator's abort bumps the epoch, so it
-                // shows as InvalidProducerEpochException or ProducerFencedException although no other
-                // gateway holds the partition. The group still gives it to this gateway (a revoked or
+                // for instance a transaction that timed out: under transactions v2 the coordinator's
+                // abort bumps the epoch, so it shows as InvalidProducerEpochException or
+                // ProducerFencedException although no other gateway holds the partition. (A group that
+                // refuses the offset during a rebalance refuses only the offset: OwnedPartition.commit.) The group still gives it to this gateway (a revoked or
                 // lost partition is no longer owned): letting it go would leave its turns to nobody.
                 // What was sent since the last commit is aborted; the turns resume from Kafka.
                 LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,

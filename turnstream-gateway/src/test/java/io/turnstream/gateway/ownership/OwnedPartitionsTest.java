@@ -286,7 +286,8 @@ class OwnedPartitionsTest {
         log.append(5, request("turn-a"));
         partitions.assigned(List.of(P0));
         TurnRegistry.ActiveTurn first = turns.active("turn-a");
-        producers.opened.get(0).commitTransactionException = new CommitFailedException("a rebalance is going on");
+        producers.opened.get(0).commitTransactionException = new TimeoutException(
+                "Timeout expired after 10000ms while awaiting EndTxn");
         log.committed = 5;
 
         partitions.commitAll();
@@ -297,6 +298,64 @@ class OwnedPartitionsTest {
         assertThat(partitions.owned()).containsExactly(P0);
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
                 tuple("turn-a", true), tuple("turn-a", true));
+    }
+
+    /**
+     * After a rebalance that leaves the partition here, the group refuses an offset committed with the generation
+     * before it (the consumer learns the new one only when the rebalance completes in a later poll). Only the
+     * offset's own transaction is refused: the turns' writes are committed, the turns go on here (no step is called
+     * again), and the offset commits at the next commit.
+     */
+    @Test
+    void anOffsetTheGroupRefusesAfterARebalanceCostsTheTurnsNothingAndCommitsNextTime() {
+        partitions.assigned(List.of(P0));
+        partitions.record(log.record(5, request("turn-a")));
+        log.position = 6;
+        TurnRegistry.ActiveTurn turn = turns.active("turn-a");
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+        partitions.owner(P0).publisherFor(request("turn-a"), TraceContext.fresh()).rawEvent("run-turn-a",
+                TraceContext.fresh(), new StreamPayload.ResponseDone("run-turn-a", ResponseStatus.COMPLETE, null, null));
+        producer.sendOffsetsToTransactionException = new CommitFailedException(
+                "Transaction offset Commit failed due to consumer group metadata mismatch: Specified group "
+                        + "generation id is not valid.");
+
+        partitions.commitAll();
+
+        assertThat(producer.history()).as("the turn's write is committed").hasSize(1);
+        assertThat(producer.consumerGroupOffsetsHistory()).as("the offset is not").isEmpty();
+        assertThat(turn.handover).as("the turn goes on here").isNotDone();
+        assertThat(turn.cancel.isCancelled()).isFalse();
+        assertThat(log.rewound).isEmpty();
+        assertThat(producers.opened).as("not taken over again").hasSize(1);
+        assertThat(partitions.owned()).containsExactly(P0);
+
+        producer.sendOffsetsToTransactionException = null;
+        partitions.commitAll();
+
+        assertThat(lastCommittedOffset(producer)).isEqualTo(5);
+        assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-a");
+    }
+
+    /** A dead letter commits with the offset whose metadata counts it: refused with it, it is sent again with it. */
+    @Test
+    void aDeadLetterWhoseOffsetTheGroupRefusedCommitsOnceWithTheNextOffset() {
+        partitions.assigned(List.of(P0));
+        partitions.record(new ConsumerRecord<>(P0.topic(), 0, 0, "thread-1",
+                "{not json".getBytes(StandardCharsets.UTF_8)));
+        log.position = 1;
+        MockProducer<String, byte[]> producer = producers.opened.get(0);
+        producer.sendOffsetsToTransactionException = new CommitFailedException("generation id is not valid");
+
+        partitions.commitAll();
+        assertThat(producer.history()).as("aborted with the refused offset").isEmpty();
+
+        producer.sendOffsetsToTransactionException = null;
+        partitions.commitAll();
+        partitions.commitAll();
+
+        assertThat(producer.history()).extracting(ProducerRecord::topic).containsExactly(TOPICS.deadLetters());
+        assertThat(lastCommitted(producer).metadata()).isEqualTo("dead-lettered-before=1");
+        assertThat(lastCommittedOffset(producer)).isEqualTo(1);
     }
 
     /**
