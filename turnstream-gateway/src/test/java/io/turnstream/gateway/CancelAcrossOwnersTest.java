@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * On a real broker: a cancel accepted while no gateway ran the turn (its owner stopped, cut off inside its step, so
  * nothing of the cancel is in any transaction) reaches the gateway that takes the turn over, although that gateway
  * started after the cancel and its inbox never saw it: the turn ends {@code aborted} without calling the model again.
- * This is what the next owner does after a commit refused by a rebalance rolled the owner's {@code aborted} end back.
+ * This is what the next owner does after a commit that failed rolled the owner's {@code aborted} end back.
  */
 @UsesBroker
 class CancelAcrossOwnersTest {

@@ -112,8 +112,8 @@ public final class TurnResumer implements AutoCloseable {
      * {@link #CLOCK_SKEW} before the turn was accepted.
      *
      * <p>The cancel is read here because nothing else carries it to this owner: a cancel the previous owner
-     * acted on lives only in that owner's transaction, aborted if its commit failed (a rebalance changed the
-     * group's generation), and this gateway's inbox reads {@code llm.control} only from when it started. A
+     * acted on lives only in that owner's transaction, aborted if its commit failed (for instance a transaction the
+     * coordinator aborted at its timeout), and this gateway's inbox reads {@code llm.control} only from when it started. A
      * cancel accepted before this read is found here; one accepted after it reaches {@code active} through
      * the inbox, which was reading before the turn was registered.
      *
