@@ -110,7 +110,7 @@ public final class Bench {
         List<Target> targets = new ArrayList<>();
         long commitMs = commitIntervalMs();
         int turns = config.targetStep();
-        target(targets, figures, Figures.FLOOD_VS_PASS_THROUGH, ">= 0.50x", 0.5, true);
+        target(targets, figures, Figures.FLOOD_VS_PASS_THROUGH, ">= 0.80x", 0.8, true);
         target(targets, figures, Figures.FLOOD_CPU_VS_PASS_THROUGH, "<= 3x", 3, false);
         target(targets, figures, Figures.emitP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
         target(targets, figures, Figures.contentP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);

@@ -35,8 +35,8 @@ import org.apache.kafka.streams.Topology;
 
 /**
  * The embedded broker of one benchmark run and the applications measured on it: the upsert
- * topology and the pass-through baseline, both with the same Streams properties (exactly-once,
- * commit interval, anything the user passed), each phase on its own topics.
+ * topology and the pass-through baseline, both with the topology's Kafka Streams and producer
+ * configuration ({@link TopologyConfig#streamsProperties()}), each phase on its own topics.
  */
 final class BenchCluster implements AutoCloseable {
 
@@ -178,33 +178,31 @@ final class BenchCluster implements AutoCloseable {
     /** One more instance of the topology {@code applicationId}, with its stores in {@code stateDir} of its own. */
     StreamsService startTopology(String applicationId, Topics topics, double growthFraction, String stateDir)
             throws InterruptedException {
+        TopologyConfig config = topologyConfig(applicationId, growthFraction, stateDir).withTopics(topics);
+        return started(UpsertTopology.build(config), config.streamsProperties());
+    }
+
+    /**
+     * The baseline: copies every raw record to {@code to}, with the topology's own Kafka Streams and
+     * producer configuration (exactly-once, commit interval, compression, timeouts, anything the user
+     * passed): only the topology differs.
+     */
+    StreamsService startPassThrough(String applicationId, String from, String to) throws InterruptedException {
+        Topology copy = new Topology();
+        copy.addSource("raw", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), from);
+        copy.addSink("copy", to, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "raw");
+        return started(copy, topologyConfig(applicationId, 0, "state").streamsProperties());
+    }
+
+    /** The topology's configuration as {@code turnstream topology} would read it from the user's properties. */
+    private TopologyConfig topologyConfig(String applicationId, double growthFraction, String stateDir) {
         Properties props = new Properties();
         props.putAll(userKafka);
         props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         props.put(TopologyConfig.APPLICATION_ID, applicationId);
         props.put(TopologyConfig.STATE_DIR, dir.resolve(stateDir).toString());
         props.put(TopologyConfig.MIN_GROWTH_FRACTION, Double.toString(growthFraction));
-        TopologyConfig config = TopologyConfig.from(Settings.of(props)).withTopics(topics);
-        return started(UpsertTopology.build(config), config.streamsProperties());
-    }
-
-    /** The baseline: copies every raw record to {@code to}, same guarantee and commit interval. */
-    StreamsService startPassThrough(String applicationId, String from, String to) throws InterruptedException {
-        Topology copy = new Topology();
-        copy.addSource("raw", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), from);
-        copy.addSink("copy", to, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "raw");
-        return started(copy, streamsProperties(applicationId));
-    }
-
-    /** The Streams properties both applications share: the topology's defaults, then the user's. */
-    Properties streamsProperties(String applicationId) {
-        Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve("state").toString());
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        props.putAll(userKafka);
-        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-        return props;
+        return TopologyConfig.from(Settings.of(props));
     }
 
     private static StreamsService started(Topology topology, Properties props) throws InterruptedException {
