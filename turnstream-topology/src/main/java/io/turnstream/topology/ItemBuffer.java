@@ -2,9 +2,13 @@ package io.turnstream.topology;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.internals.WrappedStateStore;
@@ -12,23 +16,21 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
 /**
  * The accumulated content of open items, kept as append-only chunks under a short (item handle, chunk
  * number) key; the full content is rebuilt only when an item emits. The deltas an item gains between
- * two commits go into one chunk, rewritten as it grows: the store's record cache keeps the rewrites in
- * memory, and when the cache writes the chunk (at the commit, or when it evicts it) the chunk is closed,
- * so the changelog carries one record per item and commit instead of one per delta (profiled: the
- * per-delta store write and its changelog record were the largest cost of a delta). A chunk also
- * closes at {@value #MAX_CHUNK_CHARS} chars, so a burst never rewrites a long one. Without a record
- * cache every chunk holds one delta.
+ * two commits go into one chunk, kept in memory while it is open and written to the store once, just
+ * before the commit ({@link BeforeCommitStore} runs {@link #writeOpenChunks}), so the store, its record
+ * cache and its changelog see one write per item and commit instead of one per delta (profiled: the
+ * per-delta store write was the largest cost of a delta, and its rewrite in the record cache still
+ * 14% of the stream thread). A written chunk is closed: the next delta starts a new one. What is
+ * written before a commit is exactly the content of the input up to that commit; a crash before it
+ * aborts the transaction, and the input is read again. A chunk also closes, and is written at once,
+ * at {@value #MAX_CHUNK_CHARS} chars, so a burst never keeps a long one. On a store without the hook
+ * (unit tests) every delta is written at once, as a chunk of its own.
  *
- * <p>The cache tells what it wrote through its flush listener, which Kafka Streams exposes on the
- * store only through its internal {@code WrappedStateStore}; all Kafka artifacts are pinned to one
- * version, and the topology tests (TopologyTestDriver commits after every record) check the result.
- *
- * <p>Each item's content, chunk count and code-point total are cached in memory, and, once an item's
- * {@link #tail} has been read, the text added after it, so the next tail needs no read. An emit reads
- * the content from that copy (profiled: a range scan over the record cache and RocksDB per emit was a
- * visible part of emitting); the store stays the truth, and the copy costs what the open items hold.
- * The cache is derived from the store and rebuilt by a range scan on first use after a restart, a
- * restore or a rebalance.
+ * <p>Each item's content, where each of its chunks starts, and its code-point total are kept in memory.
+ * An emit and a {@link #tail} read the content from that copy (profiled: a range scan over the record
+ * cache and RocksDB per emit was a visible part of emitting); what is committed is in the store, and
+ * the copy costs what the open items hold. The copy is rebuilt from the store by a range scan on first
+ * use after a restart, a restore or a rebalance.
  */
 final class ItemBuffer {
 
@@ -44,14 +46,28 @@ final class ItemBuffer {
 
     private final KeyValueStore<Bytes, byte[]> chunks;
     private final Map<Long, Stats> stats = new HashMap<>();
-    /** Whether the store has a record cache that reports its writes, so chunks can stay open. */
-    private final boolean coalescing;
+    /** Whether open chunks wait for the commit; false on a store that cannot tell this buffer of one. */
+    private final boolean deferring;
+    /** Items that opened a chunk since the last commit (some may have written or dropped it since). */
+    private final List<Stats> opened = new ArrayList<>();
 
-    @SuppressWarnings("unchecked")
     ItemBuffer(KeyValueStore<Bytes, byte[]> chunks) {
         this.chunks = chunks;
-        this.coalescing = chunks instanceof WrappedStateStore<?, ?, ?> wrapped
-                && ((WrappedStateStore<?, Bytes, byte[]>) wrapped).setFlushListener(written -> chunkWritten(written.key()), false);
+        BeforeCommitStore hook = beforeCommitStore(chunks);
+        this.deferring = hook != null;
+        if (hook != null) {
+            hook.beforeCommit(this::writeOpenChunks);
+        }
+    }
+
+    /** The {@link BeforeCommitStore} under the processor's view of a store (Kafka Streams wraps it), or null. */
+    private static BeforeCommitStore beforeCommitStore(StateStore store) {
+        for (StateStore layer = store; layer instanceof WrappedStateStore<?, ?, ?> wrapped; layer = wrapped.wrapped()) {
+            if (layer instanceof BeforeCommitStore hook) {
+                return hook;
+            }
+        }
+        return null;
     }
 
     void append(long handle, String delta) {
@@ -59,30 +75,36 @@ final class ItemBuffer {
             return;
         }
         Stats s = stats(handle);
-        if (!s.open || s.lastChunkLength() + delta.length() > MAX_CHUNK_CHARS) {
+        if (s.open && s.lastChunkLength() + delta.length() > MAX_CHUNK_CHARS) {
+            writeOpenChunk(s);
+        }
+        if (!s.open) {
             s.startChunk();
+            s.open = true;
+            if (deferring) {
+                opened.add(s);
+            }
         }
         s.add(delta);
-        chunks.put(chunkKey(handle, s.chunks - 1),
-                encode(s.text.substring(s.lastChunkFrom), s.lastSurrogateAt >= s.lastChunkFrom));
-        s.open = coalescing;
-        if (s.unsent != null) {
-            s.unsent.append(delta);
+        if (!deferring) {
+            writeOpenChunk(s);
         }
     }
 
-    /** The record cache wrote this chunk to the store and its changelog: it takes no more deltas. */
-    private void chunkWritten(Bytes key) {
-        byte[] bytes = key.get();
-        int length = bytes[0];
-        long handle = 0;
-        for (int i = 1; i <= length; i++) {
-            handle = handle << 8 | (bytes[i] & 0xFF);
+    /** Writes every open chunk to the store, closing it; runs just before each commit. */
+    void writeOpenChunks() {
+        for (Stats s : opened) {
+            if (s.open) {
+                writeOpenChunk(s);
+            }
         }
-        Stats s = stats.get(handle);
-        if (s != null) {
-            s.open = false;
-        }
+        opened.clear();
+    }
+
+    private void writeOpenChunk(Stats s) {
+        chunks.put(chunkKey(s.handle, s.chunks - 1),
+                encode(s.text.substring(s.lastChunkFrom), s.lastSurrogateAt >= s.lastChunkFrom));
+        s.open = false;
     }
 
     String content(long handle) {
@@ -100,37 +122,23 @@ final class ItemBuffer {
     /**
      * The content after {@code from}, up to its end, and where it ends. A trailing high surrogate
      * (an emoji whose second half has not arrived) is left for the next read, so the text returned is
-     * always whole code points. Reads only the chunks from {@code from} on.
+     * always whole code points. Read from memory, where every chunk's place in the content is kept.
      */
     Tail tail(long handle, Cursor from) {
         Stats s = stats(handle);
-        StringBuilder text;
-        Cursor end;
-        if (from.equals(s.unsentFrom)) {
-            text = s.unsent;
-            end = text.isEmpty() ? from : new Cursor(s.chunks - 1, s.lastChunkLength());
-        } else {
-            text = new StringBuilder();
-            int lastChunk = from.chunk();
-            int lastChunkLength = from.chars();
-            try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, from.chunk()), chunkKey(handle, Integer.MAX_VALUE))) {
-                for (int chunk = from.chunk(); it.hasNext(); chunk++) {
-                    String value = decode(it.next().value);
-                    text.append(value, chunk == from.chunk() ? Math.min(from.chars(), value.length()) : 0, value.length());
-                    lastChunk = chunk;
-                    lastChunkLength = value.length();
-                }
-            }
-            end = new Cursor(lastChunk, lastChunkLength);
+        if (from.chunk() >= s.chunks) {
+            return new Tail("", from);
         }
-        s.unsent = new StringBuilder();
-        if (!text.isEmpty() && Character.isHighSurrogate(text.charAt(text.length() - 1))) {
-            s.unsent.append(text.charAt(text.length() - 1));
-            text.setLength(text.length() - 1);
+        int chunkFrom = s.chunkFrom(from.chunk());
+        int chunkLength = (from.chunk() == s.chunks - 1 ? s.text.length() : s.chunkFrom(from.chunk() + 1)) - chunkFrom;
+        int textFrom = chunkFrom + Math.min(from.chars(), chunkLength);
+        int textTo = s.text.length();
+        Cursor end = new Cursor(s.chunks - 1, s.lastChunkLength());
+        if (textTo > textFrom && Character.isHighSurrogate(s.text.charAt(textTo - 1))) {
+            textTo--;
             end = new Cursor(end.chunk(), end.chars() - 1);
         }
-        s.unsentFrom = end;
-        return new Tail(text.toString(), end);
+        return new Tail(s.text.substring(textFrom, textTo), end);
     }
 
     long codePoints(long handle) {
@@ -139,16 +147,24 @@ final class ItemBuffer {
 
     void drop(long handle) {
         Stats s = stats.remove(handle);
-        int count = s != null ? s.chunks : countChunks(handle);
+        int count = s == null ? countChunks(handle) : s.open ? s.chunks - 1 : s.chunks;
+        if (s != null) {
+            s.open = false;
+        }
         for (int i = 0; i < count; i++) {
             // A null put deletes without delete()'s read of the old value: one RocksDB get per chunk saved.
             chunks.put(chunkKey(handle, i), null);
         }
     }
 
-    /** Forgets the cache; called when the task (re)initialises, since the store may have been restored. */
+    /**
+     * Forgets the cache; called when the task closes, since the store may be restored before it runs
+     * again. Open chunks go with it: a clean close commits (writing them) first, and a dirty close
+     * aborts the transaction they belong to.
+     */
     void forgetCache() {
         stats.clear();
+        opened.clear();
     }
 
     private Stats stats(long handle) {
@@ -156,7 +172,7 @@ final class ItemBuffer {
     }
 
     private Stats rebuild(long handle) {
-        Stats s = new Stats();
+        Stats s = new Stats(handle);
         try (KeyValueIterator<Bytes, byte[]> it = chunks.range(chunkKey(handle, 0), chunkKey(handle, Integer.MAX_VALUE))) {
             it.forEachRemaining(chunk -> {
                 s.startChunk();
@@ -179,7 +195,7 @@ final class ItemBuffer {
         ByteBuffer key = ByteBuffer.allocate(2 + Long.BYTES + Integer.BYTES);
         putOrdered(key, handle);
         putOrdered(key, chunk);
-        return Bytes.wrap(java.util.Arrays.copyOf(key.array(), key.position()));
+        return Bytes.wrap(Arrays.copyOf(key.array(), key.position()));
     }
 
     private static void putOrdered(ByteBuffer key, long value) {
@@ -237,26 +253,37 @@ final class ItemBuffer {
     record Tail(String text, Cursor end) {
     }
 
-    /** Content, chunk count and code points of one item; a surrogate pair split across two deltas counts once. */
+    /** Content, chunks and code points of one item; a surrogate pair split across two deltas counts once. */
     private static final class Stats {
+        final long handle;
         int chunks;
         /** Every chunk's text, in order: the item's content. */
         final StringBuilder text = new StringBuilder();
+        /** Where each chunk starts in {@link #text}. */
+        private int[] chunkFroms = new int[4];
         /** Where the last chunk starts in {@link #text}. */
         int lastChunkFrom;
-        /** Whether the last chunk still takes deltas: false once the record cache wrote it. */
+        /** Whether the last chunk is in memory only and takes deltas: false once it is written. */
         boolean open;
         long codePoints;
         boolean endsWithHighSurrogate;
         /** Where in {@link #text} the last surrogate (half of an emoji, say) is, or -1 when it has none. */
         int lastSurrogateAt = -1;
-        /** Where the last tail read ended, and the text added since; null until a tail is read. */
-        Cursor unsentFrom;
-        StringBuilder unsent;
+
+        Stats(long handle) {
+            this.handle = handle;
+        }
 
         void startChunk() {
-            chunks++;
+            if (chunks == chunkFroms.length) {
+                chunkFroms = Arrays.copyOf(chunkFroms, 2 * chunks);
+            }
             lastChunkFrom = text.length();
+            chunkFroms[chunks++] = lastChunkFrom;
+        }
+
+        int chunkFrom(int chunk) {
+            return chunkFroms[chunk];
         }
 
         int lastChunkLength() {

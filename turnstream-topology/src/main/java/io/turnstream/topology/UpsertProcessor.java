@@ -19,7 +19,7 @@ import org.slf4j.MDC;
  * cannot be read or applied, and drives the machine's ticks with one wall-clock punctuator.
  *
  * <p>State per turn is keyed by run id (the input key); a delta writes nothing but its text, into its
- * item's open chunk, which the record cache writes once per commit (see {@link ItemBuffer}).
+ * item's open chunk in memory, written to the store once per commit (see {@link ItemBuffer}).
  */
 final class UpsertProcessor implements Processor<String, byte[], String, byte[]> {
 

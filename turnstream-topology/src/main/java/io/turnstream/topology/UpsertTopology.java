@@ -42,7 +42,7 @@ public final class UpsertTopology {
         topology.addProcessor(UPSERT_PROCESSOR, () -> new UpsertProcessor(config), RAW_EVENTS_SOURCE);
         topology.addStateStore(store(TURNS_STORE, StateSerde.of(TurnState.class)), UPSERT_PROCESSOR);
         topology.addStateStore(store(ITEMS_STORE, StateSerde.of(ItemState.class)), UPSERT_PROCESSOR);
-        topology.addStateStore(bytesStore(CHUNKS_STORE).withCachingEnabled(), UPSERT_PROCESSOR);
+        topology.addStateStore(BeforeCommitStore.builder(bytesStore(CHUNKS_STORE).withCachingEnabled()), UPSERT_PROCESSOR);
         topology.addStateStore(bytesStore(DEADLINES_STORE).withCachingDisabled(), UPSERT_PROCESSOR);
         topology.addSink(UPSERTS_SINK, config.topics().upserts(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
@@ -64,8 +64,9 @@ public final class UpsertTopology {
     }
 
     /**
-     * A persistent store of raw bytes. Chunks are cached, since a chunk is rewritten as it grows within a
-     * tick (see {@link ItemBuffer}); deadlines are written once per key, so a cache would only delay them.
+     * A persistent store of raw bytes. Chunks are written just before each commit ({@link ItemBuffer}, through
+     * {@link BeforeCommitStore}) into the record cache, which the commit then writes; deadlines are written
+     * once per key, so a cache would only delay them.
      */
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> bytesStore(String name) {
         KeyValueBytesStoreSupplier supplier = Stores.persistentKeyValueStore(name);

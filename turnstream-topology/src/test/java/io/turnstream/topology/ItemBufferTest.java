@@ -3,6 +3,7 @@ package io.turnstream.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -68,5 +69,63 @@ class ItemBufferTest {
         }
         assertThat(sent.toString()).isEqualTo("abc😀d🚀xyz");
         assertThat(buffer.content(7)).isEqualTo("abc😀d🚀xyz\uD83D");
+    }
+
+    @Test
+    void openChunksReachTheStoreOnlyBeforeACommitOneChunkPerItemAndCommit() {
+        KeyValueStore<Bytes, byte[]> store = BeforeCommitStore.builder(Stores.keyValueStoreBuilder(
+                Stores.inMemoryKeyValueStore("chunks"), Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled()).build();
+        store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+        ItemBuffer buffer = new ItemBuffer(store);
+        for (String delta : new String[] {"Hel", "lo", " wor", "ld\uD83D"}) {
+            buffer.append(1, delta);
+            buffer.append(2, delta.toUpperCase());
+            buffer.append(3, delta);
+        }
+        assertThat(entries(store)).as("nothing written before the commit").isZero();
+        buffer.drop(3);
+
+        ((BeforeCommitStore) store).flushCache();
+        assertThat(entries(store)).as("one chunk per open item; the dropped one never written").isEqualTo(2);
+        assertThat(fromStore(store).content(1)).isEqualTo("Hello world\uD83D");
+
+        buffer.append(1, "\uDE00!");
+        buffer.append(2, "ab");
+        buffer.append(2, "x".repeat(ItemBuffer.MAX_CHUNK_CHARS));
+        assertThat(entries(store)).as("a chunk that would pass the limit is written at once").isEqualTo(3);
+        ((BeforeCommitStore) store).flushCache();
+        assertThat(entries(store)).isEqualTo(5);
+
+        ItemBuffer restored = fromStore(store);
+        for (long handle : new long[] {1, 2}) {
+            assertThat(restored.content(handle)).isEqualTo(buffer.content(handle));
+            assertThat(restored.codePoints(handle)).isEqualTo(buffer.codePoints(handle));
+            for (ItemBuffer.Cursor from : List.of(ItemBuffer.Cursor.START, new ItemBuffer.Cursor(0, 3),
+                    new ItemBuffer.Cursor(1, 1), new ItemBuffer.Cursor(2, 0))) {
+                assertThat(restored.tail(handle, from)).as("tail of %d from %s", handle, from).isEqualTo(buffer.tail(handle, from));
+            }
+        }
+        assertThat(buffer.content(1)).isEqualTo("Hello world\uD83D\uDE00!");
+        assertThat(buffer.tail(1, new ItemBuffer.Cursor(0, 6))).isEqualTo(new ItemBuffer.Tail("world😀!", new ItemBuffer.Cursor(1, 2)));
+
+        buffer.drop(1);
+        buffer.drop(2);
+        ((BeforeCommitStore) store).flushCache();
+        assertThat(entries(store)).as("every chunk deleted").isZero();
+    }
+
+    /** A buffer reading what the store holds (a second one on the store itself would take its hook). */
+    private static ItemBuffer fromStore(KeyValueStore<Bytes, byte[]> store) {
+        return new ItemBuffer(((BeforeCommitStore) store).wrapped());
+    }
+
+    private static int entries(KeyValueStore<Bytes, byte[]> store) {
+        int count = 0;
+        try (var it = store.all()) {
+            for (; it.hasNext(); it.next()) {
+                count++;
+            }
+        }
+        return count;
     }
 }
