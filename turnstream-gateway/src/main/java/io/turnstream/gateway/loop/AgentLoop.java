@@ -114,14 +114,10 @@ public final class AgentLoop implements Runnable {
             active.handover.thenAccept(handedOver -> inputs.add(new LoopMachine.Input.Handover()));
             ended = drive();
         } catch (RuntimeException e) {
+            // also when it threw performing the machine's outputs: those after it, the terminal event among them
+            // maybe, are not performed, so the machine ends the turn again, with INTERNAL
             LOG.error("turn failed inside the gateway", e);
-            for (LoopMachine.Output output : machine.failedInside(e.getClass().getSimpleName())) {
-                if (output instanceof LoopMachine.Output.Ended end) {
-                    ended = end;
-                } else {
-                    perform(List.of(output));
-                }
-            }
+            ended = failedInside(e);
         } finally {
             endStep();
             awaitDelivery();
@@ -140,6 +136,23 @@ public final class AgentLoop implements Runnable {
             MDC.remove("turnId");
             MDC.remove("traceId");
         }
+    }
+
+    /** Ends the turn that failed inside the gateway as its machine says, or, failing again, says it could not. */
+    private LoopMachine.Output.Ended failedInside(RuntimeException failure) {
+        LoopMachine.Output.Ended ended = null;
+        try {
+            for (LoopMachine.Output output : machine.failedInside(failure.getClass().getSimpleName())) {
+                if (output instanceof LoopMachine.Output.Ended end) {
+                    ended = end;
+                } else {
+                    perform(List.of(output));
+                }
+            }
+        } catch (RuntimeException again) {
+            LOG.error("the turn's end cannot be published either", again);
+        }
+        return ended;
     }
 
     /** Performs the machine's outputs, feeding it what they and the turn's inputs bring, until it ends. */
@@ -269,8 +282,9 @@ public final class AgentLoop implements Runnable {
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
         }
-        watch(producer.rawEvent(turn.runId(), turn.trace(), payload));
+        // counted first: nothing throws after the send, so a terminal event sent is the turn's end
         metrics.increment(Counter.EVENTS_PUBLISHED);
+        watch(producer.rawEvent(turn.runId(), turn.trace(), payload));
     }
 
     /** A write that fails stops the turn at the end of its step: continuing would spend tokens nobody sees. */

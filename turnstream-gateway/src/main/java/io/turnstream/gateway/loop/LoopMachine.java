@@ -51,6 +51,9 @@ import org.slf4j.LoggerFactory;
 public final class LoopMachine {
 
     private static final Logger LOG = LoggerFactory.getLogger(LoopMachine.class);
+    /** Why a client-side call of a step whose call was denied is closed (on-deny stop). */
+    static final String DENIAL_STOPS_THE_TURN =
+            "not returned: a tool call of the step was denied, which stops the turn";
 
     /** Where the turn is. */
     public enum State {
@@ -98,6 +101,7 @@ public final class LoopMachine {
         TOOL_TIMEOUT("tool result timeout"),
         UNPUBLISHABLE("events cannot be published"),
         HANDOVER("handover at a step boundary"),
+        HANDOVER_WHILE_COMPACTING("handover while compacting"),
         GATEWAY_ERROR("gateway error");
 
         private final String label;
@@ -133,6 +137,9 @@ public final class LoopMachine {
         table.add(new Transition(State.AWAITING_TOOLS, Why.STEP_LIMIT, State.COMPLETE));
         table.add(new Transition(State.AWAITING_TOOLS, Why.HANDOVER, State.HANDED_OVER));
         table.add(new Transition(State.COMPACTING, Why.COMPACTION_ENDED, State.CALLING));
+        // a handover during a compaction goes before its next model call (the step's, or the summarising call again)
+        table.add(new Transition(State.COMPACTING, Why.HANDOVER_WHILE_COMPACTING, State.HANDED_OVER));
+        table.add(new Transition(State.BACKING_OFF, Why.HANDOVER_WHILE_COMPACTING, State.HANDED_OVER));
         // the summarising call is retried as a step's call is: at once on the fallback model, or after a backoff
         table.add(new Transition(State.COMPACTING, Why.RETRY, State.COMPACTING));
         table.add(new Transition(State.COMPACTING, Why.BACKOFF, State.BACKING_OFF));
@@ -160,7 +167,8 @@ public final class LoopMachine {
         table.add(new Transition(State.COMPACTING, Why.STEP_FAILED, State.FAILED));
         table.add(new Transition(State.AWAITING_TOOLS, Why.TOOL_TIMEOUT, State.FAILED));
         for (State from : State.values()) {
-            if (!from.ended()) {
+            if (from != State.HANDED_OVER) {
+                // from an end: the shell failed before it published the terminal event
                 table.add(new Transition(from, Why.GATEWAY_ERROR, State.FAILED));
             }
         }
@@ -416,7 +424,7 @@ public final class LoopMachine {
             progress.completed().forEach(conversation::add);
             step = progress.nextStep();
             if (handoverPending) {
-                handedOver();
+                handedOver(Why.HANDOVER);
                 return;
             }
             if (cancelled) {
@@ -488,12 +496,16 @@ public final class LoopMachine {
     }
 
     /**
-     * The gateway failed while running the turn (a bug, a write that threw): the turn ends with {@code INTERNAL},
-     * its held-back event published first. As when a step fails, what the step left open is closed and every
-     * call it released or awaits gets an output. (Failing in {@link State#STARTING}, it has shown nothing yet.)
+     * The gateway failed while running the turn (a bug, a write that threw), before it performed the machine's
+     * {@link Output.Ended}, if the machine ended: the turn ends with {@code INTERNAL}, its held-back event published
+     * first. As when a step fails, what the step left open is closed and every call it released or awaits gets an
+     * output. (Failing in {@link State#STARTING}, it has shown nothing yet.) A machine that ended already had its
+     * terminal event, the last output before its end, not published: it ends with {@code INTERNAL} instead, a call
+     * it returned to the caller closed; a turn handed over stays so (the next owner goes on from what was written),
+     * and one that failed inside already fails no more.
      */
     public List<Output> failedInside(String what) {
-        if (state.ended()) {
+        if (state == State.HANDED_OVER || state.ended() && taken.get(taken.size() - 1).why() == Why.GATEWAY_ERROR) {
             return List.of();
         }
         return handle(() -> {
@@ -507,10 +519,11 @@ public final class LoopMachine {
                 case BACKING_OFF, COMPACTING -> closeFailedStep(StepOutcome.refused(error, false, false, null, 0));
                 case AWAITING_TOOLS -> {
                     roundOutputs(round.on(new ToolRound.Input.Fail(why)));
-                    abandon(clientCalls, why);
+                    abandonClientCalls(why);
                 }
+                case COMPLETE -> abandonClientCalls(why);
                 default -> {
-                    // starting: nothing shown yet
+                    // starting: nothing shown yet; aborted or failed: what the turn showed is closed already
                 }
             }
             failed(Why.GATEWAY_ERROR, error);
@@ -559,7 +572,7 @@ public final class LoopMachine {
             return;
         }
         if (handoverPending) {
-            handedOver();
+            handedOver(Why.HANDOVER);
             return;
         }
         if (cancelled) {
@@ -654,7 +667,9 @@ public final class LoopMachine {
 
     private void backingOff(Input input) {
         if (summarising != null) {
-            if (input instanceof Input.Cancel) {
+            if (input instanceof Input.Handover && !cancelled) {
+                handedOverWhileCompacting();
+            } else if (input instanceof Input.Cancel) {
                 summarisingOutputs(summarising.on(new StepAttempts.Input.Cancel()), Why.BACKOFF_OVER);
             } else if (input instanceof Input.Tick) {
                 summarisingOutputs(summarising.on(new StepAttempts.Input.Tick(clock.millis())), Why.BACKOFF_OVER);
@@ -723,6 +738,10 @@ public final class LoopMachine {
         }
         ConversationCompactor.Result result = compacted.result();
         spent(model, result.outcome().usage(), result.outcome().status() == ResponseStatus.ERROR);
+        if (handoverPending && !cancelled && !result.aborted()) {
+            handedOverWhileCompacting();
+            return;
+        }
         if (result.succeeded() || result.aborted()) {
             compactionEnded(result);
             return;
@@ -759,6 +778,17 @@ public final class LoopMachine {
         } else {
             callStep(Why.COMPACTION_ENDED);
         }
+    }
+
+    /**
+     * A handover came while the conversation was compacted: it takes effect before the compaction's next model call
+     * (the step's, or its summarising call again). The next owner compacts again (a checkpoint carries no
+     * compaction), so a summary made here is not shown; the summarising calls' usage was counted in the metrics
+     * but is not in the turn's usage, which only a step's checkpoint carries to the next owner.
+     */
+    private void handedOverWhileCompacting() {
+        LOG.info("step {}: handed over while compacting the conversation, before its next model call", step);
+        handedOver(Why.HANDOVER_WHILE_COMPACTING);
     }
 
     private void publishSummary(String id, String summary) {
@@ -1036,12 +1066,12 @@ public final class LoopMachine {
                         afterTools();
                     }
                     case TIMED_OUT -> {
-                        abandon(clientCalls, new UnansweredCall(ToolState.ABORTED, ended.error(),
+                        abandonClientCalls(new UnansweredCall(ToolState.ABORTED, ended.error(),
                                 "aborted: the turn failed"));
                         failed(Why.TOOL_TIMEOUT, ended.error());
                     }
                     case CANCELLED -> aborted();
-                    case HANDED_OVER -> handedOver();
+                    case HANDED_OVER -> handedOver(Why.HANDOVER);
                     case FAILED -> {
                         // fed by failedInside, which ends the turn
                     }
@@ -1051,8 +1081,8 @@ public final class LoopMachine {
     }
 
     /**
-     * The step's calls are answered: the turn returns a client-side call to its caller, and a denial ends it
-     * unless the gateway is set to go on ({@code turnstream.gateway.approvals.on-deny=continue}).
+     * The step's calls are answered: a denial ends the turn unless the gateway is set to go on
+     * ({@code turnstream.gateway.approvals.on-deny=continue}), and the turn returns a client-side call to its caller.
      */
     private void afterTools() {
         if (cancelled) {
@@ -1061,18 +1091,26 @@ public final class LoopMachine {
             aborted();
             return;
         }
+        if (denied && config.onDeny() == LoopConfig.OnDeny.STOP) {
+            LOG.info("a tool call was denied; the turn stops without calling the model again");
+            // the turn stops because of the denial: a client-side call of the step is not returned to be run
+            abandonClientCalls(UnansweredCall.aborted(DENIAL_STOPS_THE_TURN));
+            done(Why.DENIED, FinishReasons.TOOL_DENIED);
+            return;
+        }
         if (!clientCalls.isEmpty()) {
             LOG.info("step {} called a client-side tool: the turn returns the call to the caller", step - 1);
             done(Why.CLIENT_TOOL, FinishReasons.TOOL_CALLS);
             return;
         }
-        if (denied && config.onDeny() == LoopConfig.OnDeny.STOP) {
-            LOG.info("a tool call was denied; the turn stops without calling the model again");
-            done(Why.DENIED, FinishReasons.TOOL_DENIED);
-            return;
-        }
         denied = false;
         beginStep(Why.RESULTS_IN);
+    }
+
+    /** The step's client-side calls are not returned to the caller: each is closed with an output saying why. */
+    private void abandonClientCalls(UnansweredCall why) {
+        abandon(clientCalls, why);
+        clientCalls = List.of();
     }
 
     /** Calls of a step that failed, was cancelled or was made again: never waited for, each ends with an output. */
@@ -1125,8 +1163,7 @@ public final class LoopMachine {
     private void aborted() {
         LOG.info("turn cancelled: {}", cancelReason);
         // a cancel during the round of a step that also called client-side tools: nobody runs them now
-        abandon(clientCalls, UnansweredCall.aborted(cancelReason));
-        clientCalls = List.of();
+        abandonClientCalls(UnansweredCall.aborted(cancelReason));
         publish(new StreamPayload.ResponseDone(turn.runId(), ResponseStatus.ABORTED, usage.total(), null, model,
                 usage.failed()));
         end(Why.CANCEL, State.ABORTED, ResponseStatus.ABORTED, null);
@@ -1151,8 +1188,8 @@ public final class LoopMachine {
     }
 
     /** The turn goes on at the partition's next owner: it ends here without a final event. */
-    private void handedOver() {
-        end(Why.HANDOVER, State.HANDED_OVER, ResponseStatus.ABORTED, null);
+    private void handedOver(Why why) {
+        end(why, State.HANDED_OVER, ResponseStatus.ABORTED, null);
     }
 
     private void end(Why why, State how, ResponseStatus status, String finishReason) {

@@ -25,7 +25,7 @@ class LoopMachineDiagramTest {
     }
 
     @Test
-    void everyStateIsReachedAndEveryEndIsFinal() {
+    void everyStateIsReachedAndEveryEndIsFinalButForTheShellsFailureToPublishIt() {
         Set<LoopMachine.State> reached = new TreeSet<>();
         LoopMachine.TRANSITIONS.forEach(transition -> reached.add(transition.to()));
         for (LoopMachine.State state : LoopMachine.State.values()) {
@@ -33,7 +33,10 @@ class LoopMachineDiagramTest {
                 assertThat(reached).as("a transition leads to %s", state).contains(state);
             }
         }
-        assertThat(LoopMachine.TRANSITIONS).as("nothing leaves an end").noneMatch(t -> t.from().ended());
+        // (but a failure of the shell before it published the end, which ends the turn as a gateway error instead)
+        assertThat(LoopMachine.TRANSITIONS).as("nothing leaves an end").filteredOn(t -> t.from().ended())
+                .allMatch(t -> t.why() == LoopMachine.Why.GATEWAY_ERROR && t.to() == LoopMachine.State.FAILED)
+                .noneMatch(t -> t.from() == LoopMachine.State.HANDED_OVER);
     }
 
     /** One edge per transition, in a stable order; every end leads out. */

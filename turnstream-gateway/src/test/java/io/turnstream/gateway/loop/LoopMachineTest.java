@@ -47,6 +47,8 @@ class LoopMachineTest {
     private LoopMachine machine;
     /** The turn's fallback model, if any. */
     private String fallback;
+    /** The offered tools the caller runs itself. */
+    private Set<String> clientTools = Set.of();
 
     @Test
     void aFinalAnswerEndsTheTurnWithItsLastEventAndCheckpointTogether() {
@@ -103,9 +105,7 @@ class LoopMachineTest {
     @Test
     void toolCallsAreReleasedAfterTheirCheckpointAndTheirResultsCallTheNextStep() {
         Output.CallModel call = lastCall(start());
-        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
-        write.appendArguments("{}");
-        write.done(null);
+        streamCall(call, "write_file", "call-1");
 
         List<Output> released = machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null));
 
@@ -219,9 +219,7 @@ class LoopMachineTest {
     /** Starts the turn; its step 1 calls write_file (call-1) and completes, using 10 + 5 tokens. */
     private void firstStepCallsWriteFile() {
         Output.CallModel call = lastCall(start());
-        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
-        write.appendArguments("{}");
-        write.done(null);
+        streamCall(call, "write_file", "call-1");
         record(machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null)));
     }
 
@@ -229,9 +227,7 @@ class LoopMachineTest {
     void aFailureInsideWhileAStepStreamsClosesWhatItShowedAndEndsTheTurnInternal() {
         Output.CallModel call = lastCall(start());
         call.items().startMessage("half a");
-        StepItems.Item write = call.items().startFunctionCall("write_file", "call-1");
-        write.appendArguments("{}");
-        write.done(null);
+        streamCall(call, "write_file", "call-1");
 
         List<Output> ended = machine.failedInside("NullPointerException");
 
@@ -313,6 +309,101 @@ class LoopMachineTest {
                 Why.PROMPT_TOO_LONG, Why.RETRY, Why.BACKOFF, Why.BACKOFF_OVER, Why.STEP_FAILED);
     }
 
+    @Test
+    void aDenialWithOnDenyStopEndsTheTurnDeniedAndClosesAClientSideCallOfTheSameStep() {
+        clientTools = Set.of("ask_user");
+        Output.CallModel call = lastCall(start());
+        streamCall(call, "write_file", "call-1");
+        streamCall(call, "ask_user", "call-2");
+        record(machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null)));
+
+        List<Output> ended = record(machine.on(new Input.Result(new ToolResult("call-1", "turn", "write_file", false,
+                TextNode.valueOf("Not executed: the call was denied"), ErrorInfo.of(ErrorCodes.TOOL_CALL_DENIED,
+                "Not executed: the call was denied"), clock.now, clock.now))));
+
+        assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseDone.class,
+                done -> assertThat(done.finishReason()).as("the turn stops because of the denial")
+                        .isEqualTo(FinishReasons.TOOL_DENIED));
+        assertThat(published(ended)).as("the client-side call, not returned to be run, is closed with an output")
+                .anySatisfy(event -> assertThat(event).isEqualTo(new StreamPayload.ItemError("run-s1-1",
+                        ErrorInfo.of(ErrorCodes.TOOL_CALL_ABORTED, LoopMachine.DENIAL_STOPS_THE_TURN))))
+                .anySatisfy(event -> assertThat(event).isInstanceOfSatisfying(StreamPayload.ItemDone.class,
+                        done -> assertThat(done.finalItem().callId()).isEqualTo("call-2")));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.TOOL_CALLS, Why.DENIED);
+        ItemInvariants.assertEveryStartedItemIsClosedOnceAndNothingFollows(published(outputs));
+    }
+
+    @Test
+    void aHandoverWhileCompactingTakesEffectBeforeTheStepsCall() {
+        Output.Compact compact = compactionAfterAPromptTooLong();
+
+        assertThat(machine.on(new Input.Handover())).as("the summarising call runs on").isEmpty();
+        List<Output> ended = machine.on(new Input.Compacted(new ConversationCompactor.Result(new StepOutcome(
+                ResponseStatus.COMPLETE, FinishReasons.STOP, new StreamPayload.Usage(50, 5, 55), List.of(),
+                Json.MAPPER.createArrayNode(), null, false, false, null, 1), "the story so far",
+                List.of(new Conversation.UserText("the story so far")), 1), null));
+
+        assertThat(ended).noneMatch(Output.CallModel.class::isInstance);
+        assertThat(published(ended)).as("the next owner compacts again: this summary is not shown").isEmpty();
+        assertThat(ended).as("the summarising call is counted in the metrics")
+                .contains(new Output.Spent(compact.model(), new StreamPayload.Usage(50, 5, 55), false));
+        assertThat(ended).last().isEqualTo(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.PROMPT_TOO_LONG, Why.HANDOVER_WHILE_COMPACTING);
+    }
+
+    @Test
+    void aHandoverWhileTheSummarisingCallBacksOffTakesEffectAtOnce() {
+        Output.Compact compact = compactionAfterAPromptTooLong();
+        machine.on(new Input.Compacted(new ConversationCompactor.Result(StepOutcome.refused(
+                ErrorInfo.of("rate_limit_error", "slow down"), true, false, Duration.ofSeconds(7), 0), null,
+                compact.entries(), 0), null));
+        assertThat(machine.state()).isEqualTo(State.BACKING_OFF);
+
+        List<Output> ended = machine.on(new Input.Handover());
+
+        assertThat(ended).containsExactly(new Output.Ended(State.HANDED_OVER, ResponseStatus.ABORTED, null));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::to).endsWith(State.BACKING_OFF,
+                State.HANDED_OVER);
+    }
+
+    @Test
+    void aShellFailingBeforeItPublishedTheTurnsEndEndsItInternalWithItsUsage() {
+        clientTools = Set.of("ask_user");
+        Output.CallModel call = lastCall(start());
+        streamCall(call, "ask_user", "call-1");
+        List<Output> returned = record(machine.on(new Input.CallEnded(complete(call, FinishReasons.TOOL_CALLS), null)));
+        assertThat(returned).last().isEqualTo(new Output.Ended(State.COMPLETE, ResponseStatus.COMPLETE,
+                FinishReasons.TOOL_CALLS));
+
+        // the shell threw before it performed the end: its response_done is not published
+        List<Output> failed = machine.failedInside("IllegalStateException");
+
+        assertThat(published(failed)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
+            assertThat(error.error().code()).isEqualTo(ErrorCodes.INTERNAL);
+            assertThat(error.usage()).isEqualTo(new StreamPayload.Usage(10, 5, 15));
+        });
+        assertThat(published(failed)).as("the call it no longer returns to the caller is closed")
+                .filteredOn(StreamPayload.ItemError.class::isInstance).extracting(ItemInvariants::itemId)
+                .containsExactly("run-s1-0");
+        assertThat(failed).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
+        assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
+                Why.CLIENT_TOOL, Why.GATEWAY_ERROR);
+        assertThat(machine.failedInside("again")).as("a turn that failed inside fails no more").isEmpty();
+    }
+
+    @Test
+    void aTurnHandedOverStaysSoWhenTheShellFailsAfter() {
+        Output.CallModel call = lastCall(start());
+        machine.on(new Input.Handover());
+        call.items().startMessage("Part one").done(null);
+        machine.on(new Input.CallEnded(complete(call, FinishReasons.LENGTH), null));
+        assertThat(machine.state()).isEqualTo(State.HANDED_OVER);
+
+        assertThat(machine.failedInside("IllegalStateException")).as("the next owner goes on").isEmpty();
+    }
+
     /** Starts the turn; the provider refuses step 1's prompt as too long, so the machine compacts it. */
     private Output.Compact compactionAfterAPromptTooLong() {
         lastCall(start());
@@ -336,7 +427,8 @@ class LoopMachineTest {
                 CompactionConfig.from(Settings.of(settings)), LoopConfig.OnDeny.STOP);
         AgentLoop.Turn turn = new AgentLoop.Turn("turn", "thread", "run", new ResolvedProvider("sim", null, null, MODEL),
                 fallback, "be brief", List.of(), "do it", List.of(new ToolDefinition("write_file", "writes",
-                Json.MAPPER.createObjectNode())), 4, TraceContext.fresh(), null, Set.of());
+                Json.MAPPER.createObjectNode()), new ToolDefinition("ask_user", "asks", Json.MAPPER.createObjectNode())),
+                4, TraceContext.fresh(), null, clientTools);
         return new LoopMachine(turn, TurnProgress.fresh(MODEL), config, new ThreadAllowances(), clock, new Random(1),
                 payload -> outputs.addAll(machine.on(new Input.Streamed(payload))));
     }
@@ -350,6 +442,13 @@ class LoopMachineTest {
         return new StepOutcome(ResponseStatus.COMPLETE, finishReason, new StreamPayload.Usage(10, 5, 15),
                 call.items().toolCalls(),
                 Json.MAPPER.createArrayNode(), null, false, false, null, call.items().published());
+    }
+
+    /** The model calls {@code tool} in the step {@code call} streams: the call streams whole. */
+    private static void streamCall(Output.CallModel call, String tool, String callId) {
+        StepItems.Item item = call.items().startFunctionCall(tool, callId);
+        item.appendArguments("{}");
+        item.done(null);
     }
 
     private static Output.CallModel lastCall(List<Output> outputs) {

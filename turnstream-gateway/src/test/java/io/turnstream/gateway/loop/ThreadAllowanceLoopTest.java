@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -89,7 +88,7 @@ class ThreadAllowanceLoopTest {
         AgentLoop.Turn turn = new AgentLoop.Turn("turn", threadId, "run", new ResolvedProvider("sim", null, null, MODEL),
                 null, "be brief", List.of(), "write it", List.of(new ToolDefinition("write_file", "writes",
                 Json.MAPPER.createObjectNode())), 4, TraceContext.fresh(), tenantId, Set.of());
-        new AgentLoop(turn, TurnProgress.fresh(MODEL), active, registry, executor(), model(), waits(),
+        new AgentLoop(turn, TurnProgress.fresh(MODEL), active, registry, executor(), model(), clock.idleWaits(),
                 new GatewayMetrics(), config, allowances).run();
         return events.get(events.size() - 1);
     }
@@ -146,19 +145,6 @@ class ThreadAllowanceLoopTest {
         };
     }
 
-    /** Nothing else happens by itself: a wait with nothing to read moves the clock to its deadline. */
-    private LoopWaits waits() {
-        return new LoopWaits() {
-            @Override
-            public <T> T next(BlockingQueue<T> inputs, long deadline) {
-                T next = inputs.poll();
-                if (next == null) {
-                    clock.now = Math.max(clock.now, deadline);
-                }
-                return next;
-            }
-        };
-    }
 
     private List<ToolState> toolStatuses() {
         return events.stream().filter(StreamPayload.ToolStatus.class::isInstance)

@@ -73,7 +73,7 @@ import org.junit.jupiter.api.Test;
  * never (the executor's timeout denial) or denied (with {@code on-deny} {@code stop} and {@code continue}),
  * a client-side tool offered (its calls returned to the caller), a cancel at any moment, the owner crashing
  * before any of its writes, a write that fails (its transaction cannot commit), the gateway failing inside (a
- * model call, a streamed event or a wait throws), and rebalance and drain (the partition revoked mid-turn or
+ * model call, a streamed event or a wait throws, or the send of the turn's end), and rebalance and drain (the partition revoked mid-turn or
  * before the turn ran: the turn is handed over at its next step boundary, or cut off where it is
  * when the handover deadline passes), and commits refused by a group generation change (at any commit, the
  * one holding the turn's end after a cancel included) or, as {@code OwnedPartition.commit} refuses them, because they
@@ -158,6 +158,11 @@ class TurnSimulationTest {
          * wait does; the turn ends {@code INTERNAL}, as {@code AgentLoop.run} ends it.
          */
         GATEWAY_BUG,
+        /**
+         * The shell throws as it sends the turn's end (once; a bug, as {@link #GATEWAY_BUG}, and not after one): the
+         * machine ended, and ends the turn again with {@code INTERNAL}, as {@code AgentLoop.run} has it do.
+         */
+        SHELL_FAILS_AT_THE_END,
         /** The partition is revoked after the turn was registered, before its thread ran it. */
         REVOKED_BEFORE_RUNNING
     }
@@ -254,6 +259,20 @@ class TurnSimulationTest {
             return now;
         }
 
+        /** Waits in which nothing happens by itself: one with nothing to read moves this clock to its deadline. */
+        LoopWaits idleWaits() {
+            return new LoopWaits() {
+                @Override
+                public <T> T next(BlockingQueue<T> inputs, long deadline) {
+                    T next = inputs.poll();
+                    if (next == null) {
+                        now = Math.max(now, deadline);
+                    }
+                    return next;
+                }
+            };
+        }
+
         @Override
         public Instant instant() {
             return Instant.ofEpochMilli(now);
@@ -346,6 +365,8 @@ class TurnSimulationTest {
         private boolean transactionFailed;
         /** Model calls, streamed events and waits until the gateway fails inside (once), or -1. */
         private int shellCallsUntilBug;
+        /** The shell throws as it sends the turn's end, once, unless the gateway failed inside before. */
+        private boolean failsAtTheEnd;
         private boolean bugged;
         private int timers;
         private int nextCallId;
@@ -385,6 +406,8 @@ class TurnSimulationTest {
                     clientTool ? Set.of(CLIENT_TOOL.name()) : Set.of());
             this.writesUntilFailure = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
             this.shellCallsUntilBug = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
+            // drawn apart, so that what the schedule draws from its random is as it was before this fault was drawn
+            this.failsAtTheEnd = new Random(mixed(~seed)).nextInt(50) == 0;
         }
 
         /**
@@ -540,6 +563,13 @@ class TurnSimulationTest {
             return new TurnPublisher() {
                 @Override
                 public CompletableFuture<Void> rawEvent(String runId, TraceContext trace, StreamPayload payload) {
+                    // (one bug in a schedule: the end that a failure inside publishes is sent as it should be)
+                    if (failsAtTheEnd && !bugged && terminal(payload)) {
+                        failsAtTheEnd = false;
+                        count(Fault.SHELL_FAILS_AT_THE_END);
+                        bugged = true;
+                        throw new IllegalStateException("simulated bug in the gateway as it sends the turn's end");
+                    }
                     return write(new Entry(payload, null, null, owner, 0, clock.now));
                 }
 
@@ -824,7 +854,8 @@ class TurnSimulationTest {
 
         /**
          * The gateway fails inside at the drawn model call, streamed event or wait (once): the provider's adapter or
-         * the turn's wait throws. (Writes never throw: OwnedPartition fails a send's future instead.)
+         * the turn's wait throws. (OwnedPartition's writes never throw, failing a send's future instead; a send that
+         * throws stands for a bug of the shell's: {@link Fault#SHELL_FAILS_AT_THE_END}.)
          */
         private void maybeFailInside() {
             if (shellCallsUntilBug-- == 0) {
@@ -1295,8 +1326,8 @@ class TurnSimulationTest {
                 if (config.onDeny() == LoopConfig.OnDeny.CONTINUE || !deniedInTurn) {
                     assertThat(done.finishReason()).as("only a denial with on-deny stop ends a turn as denied")
                             .isNotEqualTo(FinishReasons.TOOL_DENIED);
-                } else if (done.status() == ResponseStatus.COMPLETE && !returnsClientCalls) {
-                    // (a step that also called a client-side tool returns that call instead: it ends the turn too)
+                } else if (done.status() == ResponseStatus.COMPLETE) {
+                    // (a client-side call of the step is closed, not returned: the turn stops because of the denial)
                     assertThat(done.finishReason()).as("a denial with on-deny stop ends the turn")
                             .isEqualTo(FinishReasons.TOOL_DENIED);
                 }
