@@ -264,7 +264,8 @@ class ToolApprovalsTest {
         String turnId = startTurn("note: check the route");
         String callId = awaitAwaitingApproval(turnId);
 
-        HttpResponse<String> unknownCall = decide(turnId, "toolu_no_such_call", "{\"approved\": true}");
+        HttpResponse<String> unknownCall = post("/v1/turns/" + turnId + "/tool-calls/toolu_no_such_call/approval",
+                "{\"approved\": true}");
         HttpResponse<String> notJson = decide(turnId, callId, "approve");
         HttpResponse<String> noDecision = decide(turnId, callId, "{\"approved\": \"yes\"}");
         HttpResponse<String> badReason = decide(turnId, callId, "{\"approved\": true, \"reason\": 42}");
@@ -295,8 +296,15 @@ class ToolApprovalsTest {
                 callId -> callId != null);
     }
 
-    private static HttpResponse<String> decide(String turnId, String callId, String body) throws Exception {
-        return post("/v1/turns/" + turnId + "/tool-calls/" + callId + "/approval", body);
+    /**
+     * Posts a decision on a call the test saw awaiting approval on {@code llm.upserts}, again while it is not found:
+     * the gateway learns of the ask on {@code llm.control}, which it may read later than the topology's upsert came
+     * (under load, longer than the short unknown-turn grace that keeps the unknown call's 404 quick). A 404 publishes
+     * nothing, so the request is safe to send again.
+     */
+    private static HttpResponse<String> decide(String turnId, String callId, String body) {
+        return await().atMost(TURN_TIMEOUT).until(() -> post("/v1/turns/" + turnId + "/tool-calls/" + callId
+                + "/approval", body), response -> response.statusCode() != 404);
     }
 
     private static JsonNode args(String name, String value) {
