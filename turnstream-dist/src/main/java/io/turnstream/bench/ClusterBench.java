@@ -175,12 +175,18 @@ public final class ClusterBench {
         md.append(String.format(Locale.ROOT, "%ntwo instances / one: %.2fx%n%n", r.twoToOne()));
         md.append(String.format(Locale.ROOT, "## Faults (%d turns, %d started at once; services ready after %.0f s, "
                 + "run %.0f s)%n%n", r.turns(), r.settings().turns(), r.startupSeconds(), r.faultRunSeconds()));
-        md.append("| fault | at | turns in flight | upserts again after (median turn) | raw events again after |\n"
-                + "|---|---|---|---|---|\n");
+        md.append("Seconds from the SIGKILL until a read_committed reader read, written after it, for the last (median) "
+                + "turn or partition in flight: an upsert; an upsert or a live text append; output for every partition "
+                + "of the raw events (a topology task); a raw event.\n\n");
+        md.append("| fault | at | turns in flight | upserts again after (median turn) | upserts or appends again "
+                + "(median turn) | every task partition again (median) | raw events again after |\n"
+                + "|---|---|---|---|---|---|---|\n");
         for (ClusterFaultRun.Fault f : r.faults()) {
-            md.append(String.format(Locale.ROOT, "| %s | %.0f s | %d | %.1f s (%.1f s) | %.1f s (%d of %d runs) |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %.0f s | %d | %.1f s (%.1f s) | %.1f s (%.1f s) "
+                            + "| %.1f s (%.1f s; %d partitions) | %.1f s (%d of %d runs) |%n",
                     f.what(), f.atSeconds(), f.inFlight(), f.upsertsAgainSeconds(), f.upsertsAgainMedianSeconds(),
-                    f.rawAgainSeconds(), f.rawResolved(), f.rawRuns()));
+                    f.outputAgainSeconds(), f.outputAgainMedianSeconds(), f.partitionsAgainSeconds(),
+                    f.partitionsAgainMedianSeconds(), f.partitions(), f.rawAgainSeconds(), f.rawResolved(), f.rawRuns()));
         }
         md.append("\nLatency through the faults: ").append(LATENCY_PNG).append('\n');
         return md.toString();

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -37,7 +38,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * instance, one executor, one gateway and one broker are SIGKILLed in turn (the broker then restarted),
  * each after the turns have streamed again since the previous one. Returns what a {@code read_committed}
  * reader saw on each topic and each fault's takeover: from the SIGKILL to every turn then in flight
- * showing an upsert (and a raw event) written after it. {@code ClusterFaultsTest} checks the records'
+ * showing an upsert written after it (and, measured beside it: an upsert or a live text append, every
+ * topology task's partition, a raw event; see {@link Fault}). {@code ClusterFaultsTest} checks the records'
  * invariants; {@code turnstream bench --cluster 3} reports the figures.
  */
 public final class ClusterFaultRun {
@@ -56,21 +58,36 @@ public final class ClusterFaultRun {
     }
 
     /**
-     * One fault and its takeover.
+     * One fault and its takeover, each figure from the SIGKILL to what a {@code read_committed} reader read
+     * written after it, for the last turn (or partition) and the median one.
      *
      * @param killedAt the wall-clock time of the SIGKILL (ISO-8601, UTC), to find it in the services' logs
-     * @param upsertsAgainSeconds the last turn in flight to show an upsert written after the SIGKILL
-     *     ({@code slowestTurn}), and {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail)
+     * @param upsertsAgainSeconds every turn in flight shows an upsert ({@code slowestTurn} the last), and
+     *     {@code upsertsAgainMedianSeconds} the median turn (a backlog shows as a long tail). An upsert
+     *     comes when an item's content has grown by a step of the gradient, so a turn that streams can go
+     *     seconds without one, and a turn waiting for a tool has none until its result is in.
+     * @param outputAgainSeconds every turn in flight shows an upsert or a live text append
+     *     ({@code llm.item-appends}, every 100 ms tick while its text grows), whichever comes first
+     * @param partitionsAgainSeconds every partition of {@code llm.raw-events} (a topology task) with a turn
+     *     in flight shows output written after the SIGKILL for one of its turns: the last of the
+     *     {@code partitions}, and {@code partitionsAgainMedianSeconds} the median one. The dead topology
+     *     instance's tasks are the last: the survivor's never stopped.
+     * @param rawAgainSeconds every run in flight shows a raw event (the gateways' writes)
      */
     public record Fault(String what, String killedAt, double atSeconds, int inFlight, int streaming,
                         double upsertsAgainSeconds, double upsertsAgainMedianSeconds, String slowestTurn,
+                        double outputAgainSeconds, double outputAgainMedianSeconds, double partitionsAgainSeconds,
+                        double partitionsAgainMedianSeconds, int partitions,
                         double rawAgainSeconds, int rawResolved, int rawRuns) {
 
         public String describe() {
             return String.format(Locale.ROOT, "%s SIGKILLed at %s with %d turns in flight (%d streaming): "
-                    + "upserts again after %.1f s (median turn %.1f s; the last %s), raw events after %.1f s "
-                    + "(%d of %d runs)", what, killedAt, inFlight, streaming, upsertsAgainSeconds,
-                    upsertsAgainMedianSeconds, slowestTurn, rawAgainSeconds, rawResolved, rawRuns);
+                    + "upserts again after %.1f s (median turn %.1f s; the last %s), upserts or appends after %.1f s "
+                    + "(median turn %.1f s), every one of %d partitions of the raw events after %.1f s (median "
+                    + "partition %.1f s), raw events after %.1f s (%d of %d runs)", what, killedAt, inFlight, streaming,
+                    upsertsAgainSeconds, upsertsAgainMedianSeconds, slowestTurn, outputAgainSeconds,
+                    outputAgainMedianSeconds, partitions, partitionsAgainSeconds, partitionsAgainMedianSeconds,
+                    rawAgainSeconds, rawResolved, rawRuns);
         }
     }
 
@@ -203,6 +220,9 @@ public final class ClusterFaultRun {
                                 + " was killed at " + Instant.ofEpochMilli(killedMillis), bound, Duration.ofMillis(200),
                         () -> upserts.since(killedMillis, killedNanos, hit), t -> t.resolved() == hit.size(),
                         t -> "not yet: " + upserts.describe(t.unresolved(hit), 5));
+                // what the topology wrote at all: an upsert or a live text append, per turn and per task
+                TopicFollower.Takeover output = shown.earliest(appends.since(killedMillis, killedNanos, hit));
+                List<Duration> tasks = perPartition(output, raw);
                 // the gateways' own writes, which the upserts of a backlog written after the kill can hide:
                 // measured, not required
                 TopicFollower.Takeover written;
@@ -215,7 +235,10 @@ public final class ClusterFaultRun {
                 Fault fault = new Fault(injection.what(), Instant.ofEpochMilli(killedMillis).toString(),
                         (killedNanos - began) / 1e9,
                         hit.size(), shown.streamedAgain().size(), seconds(shown.longest()), seconds(shown.median()),
-                        shown.slowest(), seconds(written.longest()), written.resolved(), hitRuns.size());
+                        shown.slowest(), seconds(output.longest()), seconds(output.median()),
+                        seconds(tasks.isEmpty() ? Duration.ZERO : tasks.get(tasks.size() - 1)),
+                        seconds(tasks.isEmpty() ? Duration.ZERO : tasks.get(tasks.size() / 2)), tasks.size(),
+                        seconds(written.longest()), written.resolved(), hitRuns.size());
                 faults.add(fault);
                 say("%s", fault.describe());
             }
@@ -248,6 +271,21 @@ public final class ClusterFaultRun {
             say("%d turns (%d started at once) ended after %.0f s", turns.size(), settings.turns(), report.seconds());
             return report;
         }
+    }
+
+    /**
+     * Per partition of {@code llm.raw-events} (a topology task: a turn's raw events go to its run id's
+     * partition) holding a turn written to again: how soon the first of its turns was, in ascending order.
+     */
+    private List<Duration> perPartition(TopicFollower.Takeover output, TopicFollower raw) {
+        Map<Integer, Duration> first = new HashMap<>();
+        output.streamedAgain().forEach((turn, after) -> {
+            Integer partition = raw.partition(runs.get(turn));
+            if (partition != null) {
+                first.merge(partition, after, (a, b) -> a.compareTo(b) <= 0 ? a : b);
+            }
+        });
+        return first.values().stream().sorted().toList();
     }
 
     /**

@@ -52,6 +52,16 @@ public final class TopicFollower implements AutoCloseable {
             List<Duration> sorted = streamedAgain.values().stream().sorted().toList();
             return sorted.isEmpty() ? Duration.ZERO : sorted.get(sorted.size() / 2);
         }
+
+        /** Per key, whichever of the two takeovers (of two topics with the same keys) wrote to it again first. */
+        public Takeover earliest(Takeover other) {
+            Map<String, Duration> again = new HashMap<>(streamedAgain);
+            other.streamedAgain.forEach((key, after) -> again.merge(key, after, (a, b) -> a.compareTo(b) <= 0 ? a : b));
+            Set<String> ended = new HashSet<>(endedBefore);
+            ended.addAll(other.endedBefore);
+            ended.removeAll(again.keySet());
+            return new Takeover(again, ended);
+        }
     }
 
     /** When a record was written (its timestamp, ms) and read ({@link System#nanoTime()}). */
@@ -65,6 +75,7 @@ public final class TopicFollower implements AutoCloseable {
     private final Map<String, List<Sighting>> sightings = new ConcurrentHashMap<>();
     private final Map<String, Long> endedAt = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
+    private final Map<String, Integer> partitionOf = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
     private volatile RuntimeException failure;
@@ -106,6 +117,7 @@ public final class TopicFollower implements AutoCloseable {
                     synchronized (times) {
                         times.add(new Sighting(record.timestamp(), now));
                     }
+                    partitionOf.putIfAbsent(record.key(), record.partition());
                     if (last.test(record)) {
                         endedAt.put(record.key(), record.timestamp());
                     }
@@ -152,6 +164,11 @@ public final class TopicFollower implements AutoCloseable {
     public List<String> inFlight(List<String> keys) {
         check();
         return keys.stream().filter(k -> !endedAt.containsKey(k)).toList();
+    }
+
+    /** The partition of {@code key}'s records (the default partitioner's), or null when none was read yet. */
+    public Integer partition(String key) {
+        return partitionOf.get(key);
     }
 
     /** When each record of {@code key} was written and read, in the order read. */
