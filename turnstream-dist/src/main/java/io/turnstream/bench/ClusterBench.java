@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.utils.Utils;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
@@ -187,6 +188,12 @@ public final class ClusterBench {
                     f.what(), f.atSeconds(), f.inFlight(), f.upsertsAgainSeconds(), f.upsertsAgainMedianSeconds(),
                     f.outputAgainSeconds(), f.outputAgainMedianSeconds(), f.partitionsAgainSeconds(),
                     f.partitionsAgainMedianSeconds(), f.partitions(), f.rawAgainSeconds(), f.rawResolved(), f.rawRuns()));
+        }
+        md.append("\nPer partition of the raw events, output again after:\n\n");
+        for (ClusterFaultRun.Fault f : r.faults()) {
+            md.append("- ").append(f.what()).append(": ").append(f.partitionsAgain().entrySet().stream()
+                    .map(e -> String.format(Locale.ROOT, "%d: %.1f s", e.getKey(), e.getValue()))
+                    .collect(Collectors.joining(", "))).append('\n');
         }
         md.append("\nLatency through the faults: ").append(LATENCY_PNG).append('\n');
         return md.toString();

@@ -23,12 +23,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
@@ -71,13 +73,13 @@ public final class ClusterFaultRun {
      * @param partitionsAgainSeconds every partition of {@code llm.raw-events} (a topology task) with a turn
      *     in flight shows output written after the SIGKILL for one of its turns: the last of the
      *     {@code partitions}, and {@code partitionsAgainMedianSeconds} the median one. The dead topology
-     *     instance's tasks are the last: the survivor's never stopped.
+     *     instance's tasks are the last: the survivor's never stopped. {@code partitionsAgain}: each partition's.
      * @param rawAgainSeconds every run in flight shows a raw event (the gateways' writes)
      */
     public record Fault(String what, String killedAt, double atSeconds, int inFlight, int streaming,
                         double upsertsAgainSeconds, double upsertsAgainMedianSeconds, String slowestTurn,
                         double outputAgainSeconds, double outputAgainMedianSeconds, double partitionsAgainSeconds,
-                        double partitionsAgainMedianSeconds, int partitions,
+                        double partitionsAgainMedianSeconds, int partitions, Map<Integer, Double> partitionsAgain,
                         double rawAgainSeconds, int rawResolved, int rawRuns) {
 
         public String describe() {
@@ -222,7 +224,8 @@ public final class ClusterFaultRun {
                         t -> "not yet: " + upserts.describe(t.unresolved(hit), 5));
                 // what the topology wrote at all: an upsert or a live text append, per turn and per task
                 TopicFollower.Takeover output = shown.earliest(appends.since(killedMillis, killedNanos, hit));
-                List<Duration> tasks = perPartition(output, raw);
+                Map<Integer, Duration> perTask = perPartition(output, raw);
+                List<Duration> tasks = perTask.values().stream().sorted().toList();
                 // the gateways' own writes, which the upserts of a backlog written after the kill can hide:
                 // measured, not required
                 TopicFollower.Takeover written;
@@ -238,6 +241,8 @@ public final class ClusterFaultRun {
                         shown.slowest(), seconds(output.longest()), seconds(output.median()),
                         seconds(tasks.isEmpty() ? Duration.ZERO : tasks.get(tasks.size() - 1)),
                         seconds(tasks.isEmpty() ? Duration.ZERO : tasks.get(tasks.size() / 2)), tasks.size(),
+                        new TreeMap<>(perTask.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
+                                e -> seconds(e.getValue())))),
                         seconds(written.longest()), written.resolved(), hitRuns.size());
                 faults.add(fault);
                 say("%s", fault.describe());
@@ -275,9 +280,9 @@ public final class ClusterFaultRun {
 
     /**
      * Per partition of {@code llm.raw-events} (a topology task: a turn's raw events go to its run id's
-     * partition) holding a turn written to again: how soon the first of its turns was, in ascending order.
+     * partition) holding a turn written to again: how soon the first of its turns was.
      */
-    private List<Duration> perPartition(TopicFollower.Takeover output, TopicFollower raw) {
+    private Map<Integer, Duration> perPartition(TopicFollower.Takeover output, TopicFollower raw) {
         Map<Integer, Duration> first = new HashMap<>();
         output.streamedAgain().forEach((turn, after) -> {
             Integer partition = raw.partition(runs.get(turn));
@@ -285,7 +290,7 @@ public final class ClusterFaultRun {
                 first.merge(partition, after, (a, b) -> a.compareTo(b) <= 0 ? a : b);
             }
         });
-        return first.values().stream().sorted().toList();
+        return first;
     }
 
     /**

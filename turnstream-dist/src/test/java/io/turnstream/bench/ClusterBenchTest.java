@@ -8,6 +8,7 @@ import io.turnstream.cluster.TopicFollower.Sighting;
 import io.turnstream.model.Json;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /** What {@code bench --cluster} makes of a fault run: the waits a UI saw, per second, and its results files. */
@@ -36,7 +37,8 @@ class ClusterBenchTest {
     @Test
     void theResultsAreWrittenAsJsonAndMarkdown() throws Exception {
         ClusterFaultRun.Fault fault = new ClusterFaultRun.Fault("gateway", "2026-11-27T01:36:28.155Z", 70.4, 26, 26,
-                10.6, 1.2, "turn-7", 4.1, 0.9, 3.3, 0.4, 6, 10.2, 26, 26);
+                10.6, 1.2, "turn-7", 4.1, 0.9, 3.3, 0.4, 6,
+                new TreeMap<>(Map.of(0, 0.2, 1, 0.3, 2, 0.4, 3, 3.3, 4, 0.4, 5, 0.3)), 10.2, 26, 26);
         BenchResults.LoadAverage load = new BenchResults.LoadAverage(1.0, 2.0, 3.0);
         ClusterBench.Results results = new ClusterBench.Results(2, load, load, ClusterBench.Settings.quick(3),
                 List.of(), 1.5, List.of(fault), 60, 233, 60, List.of(new ClusterBench.Second(70, 3, 900, 1000)), 400);
@@ -45,9 +47,11 @@ class ClusterBenchTest {
 
         assertThat(json.at("/faults/0/killedAt").asText()).isEqualTo("2026-11-27T01:36:28.155Z");
         assertThat(json.at("/timeline/0/maxWaitMs").asDouble()).isEqualTo(1000);
+        assertThat(json.at("/faults/0/partitionsAgain/3").asDouble()).isEqualTo(3.3);
         assertThat(ClusterBench.markdown(results))
                 .contains("| gateway | 70 s | 26 | 10.6 s (1.2 s) | 4.1 s (0.9 s) | 3.3 s (0.4 s; 6 partitions) "
-                        + "| 10.2 s (26 of 26 runs) |");
+                        + "| 10.2 s (26 of 26 runs) |")
+                .contains("- gateway: 0: 0.2 s, 1: 0.3 s, 2: 0.4 s, 3: 3.3 s, 4: 0.4 s, 5: 0.3 s");
     }
 
     private static Sighting read(double seconds) {
