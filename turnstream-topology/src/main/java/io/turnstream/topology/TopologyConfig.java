@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -59,6 +60,13 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public static final String DEFAULT_REQUEST_TIMEOUT_MS = "15000";
     /** How long a send may be retried before the task is closed dirty and resumes from its last commit. */
     public static final String DEFAULT_DELIVERY_TIMEOUT_MS = "30000";
+    /**
+     * Records one poll of the stream thread's main consumer returns (Kafka Streams: 1000). The thread
+     * processes all of them, committing on the way, before it polls again, and only a poll lets it
+     * rejoin a rebalance: with a backlog, 1000 records held a dead instance's takeover for seconds
+     * (docs/runtime.md, "Where a takeover's time goes").
+     */
+    public static final String DEFAULT_MAX_POLL_RECORDS = "100";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -124,6 +132,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         // closed dirty (its transaction aborted) and resumes from its last commit (docs/runtime.md).
         producerDefault(props, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT_MS);
         producerDefault(props, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, DEFAULT_DELIVERY_TIMEOUT_MS);
+        mainConsumerDefault(props, ConsumerConfig.MAX_POLL_RECORDS_CONFIG, DEFAULT_MAX_POLL_RECORDS);
         FailoverDefaults.groupMember(props);
         // a dead instance's open transaction blocks its successor's restore and every read_committed reader
         // until the broker aborts it: nobody else holds its transactional id to fence it
@@ -135,6 +144,16 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     private static void producerDefault(Properties props, String key, String value) {
         if (!props.containsKey(key)) {
             props.putIfAbsent(StreamsConfig.producerPrefix(key), value);
+        }
+    }
+
+    /**
+     * Sets a property of the stream thread's main consumer (not the restore or global consumer) unless
+     * the user gave it plain, with the {@code consumer.} or with the {@code main.consumer.} prefix.
+     */
+    private static void mainConsumerDefault(Properties props, String key, String value) {
+        if (!props.containsKey(key) && !props.containsKey(StreamsConfig.consumerPrefix(key))) {
+            props.putIfAbsent(StreamsConfig.mainConsumerPrefix(key), value);
         }
     }
 

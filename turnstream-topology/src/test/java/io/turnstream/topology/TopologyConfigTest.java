@@ -8,7 +8,7 @@ import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
-/** The Streams properties the topology runs with: its producer defaults, and the user's keys winning over them. */
+/** The Streams properties the topology runs with: its producer and consumer defaults, and the user's keys winning over them. */
 class TopologyConfigTest {
 
     @Test
@@ -31,6 +31,24 @@ class TopologyConfigTest {
 
         assertThat(producer).containsEntry("compression.type", "zstd")
                 .containsEntry("delivery.timeout.ms", "120000");
+    }
+
+    @Test
+    void theStreamThreadPollsAHundredRecordsAtATimeSoThatItRejoinsARebalanceSoon() {
+        StreamsConfig config = new StreamsConfig(streamsProperties(Map.of()));
+
+        assertThat(config.getMainConsumerConfigs("group", "client", 0)).containsEntry("max.poll.records", "100");
+        // the restore consumer keeps Kafka Streams' own (restoring wants big polls)
+        assertThat(config.getRestoreConsumerConfigs("client")).containsEntry("max.poll.records", "1000");
+    }
+
+    @Test
+    void theUsersMaxPollRecordsWinsPlainOrWithTheConsumerPrefix() {
+        StreamsConfig plain = new StreamsConfig(streamsProperties(Map.of("max.poll.records", "500")));
+        StreamsConfig prefixed = new StreamsConfig(streamsProperties(Map.of("consumer.max.poll.records", "20")));
+
+        assertThat(plain.getMainConsumerConfigs("group", "client", 0)).containsEntry("max.poll.records", "500");
+        assertThat(prefixed.getMainConsumerConfigs("group", "client", 0)).containsEntry("max.poll.records", "20");
     }
 
     private static Properties streamsProperties(Map<String, String> user) {
