@@ -53,8 +53,8 @@ public final class OwnedPartitions {
 
         void seek(TopicPartition partition, long offset);
 
-        /** The metadata of the group's committed offset of the partition; empty without one. */
-        String committedMetadata(TopicPartition partition);
+        /** The metadata of the group's committed offset of each partition; empty without one. */
+        Map<TopicPartition, String> committedMetadata(Set<TopicPartition> partitions);
 
         /** Moves back to the group's committed offset (the beginning without one). */
         void rewind(TopicPartition partition);
@@ -63,8 +63,8 @@ public final class OwnedPartitions {
 
         void resume(TopicPartition partition);
 
-        /** Every record of the partition from {@code from} to its end, read_committed. */
-        List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from);
+        /** Every record of each partition from its offset in {@code from} to its end, read_committed, in one read. */
+        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from);
 
         /**
          * What Kafka holds of the turns a takeover resumes on the other topics, each topic's partitions read once for
@@ -122,38 +122,54 @@ public final class OwnedPartitions {
         return owned.get(partition);
     }
 
-    /** Fences the previous owners, then resumes every unfinished turn of the partitions. */
+    /**
+     * Takes the partitions over together. Every previous owner is fenced at once ({@link ParallelFencing}), so a read
+     * of any of them finds every transaction resolved; the partitions fenced are read from their committed offsets
+     * in one read; then the unfinished turns of all of them are resumed, and their records on the other topics read
+     * once for all ({@link TakeoverHistory}). A partition that cannot be fenced, or a read that fails, is tried
+     * again after a backoff; the partitions fenced meanwhile go on.
+     */
     public void assigned(Collection<TopicPartition> partitions) {
-        List<TopicPartition> fenced = new ArrayList<>();
-        // fence every partition first: a read of one then finds every transaction resolved
-        for (TopicPartition partition : partitions) {
-            if (fence(partition)) {
-                fenced.add(partition);
+        long started = clock.millis();
+        ParallelFencing.Fenced fencing = ParallelFencing.fenceAll(partitions, this::newOwner);
+        fencing.failures().forEach(this::retryLater);
+        Map<TopicPartition, OwnedPartition> fenced = fencing.owners();
+        fenced.forEach((partition, owner) -> {
+            owned.put(partition, owner);
+            if (retrying.remove(partition) != null) {
+                log.resume(partition);
             }
+        });
+        if (fenced.isEmpty()) {
+            return;
         }
-        for (TopicPartition partition : fenced) {
-            OwnedPartition owner = owned.get(partition);
-            try {
-                catchUp(partition, owner);
-            } catch (KafkaException e) {
+        long fencedAt = clock.millis();
+        Map<TopicPartition, Long> from = new LinkedHashMap<>();
+        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read;
+        try {
+            Map<TopicPartition, String> metadata = log.committedMetadata(fenced.keySet());
+            fenced.forEach((partition, owner) -> {
+                from.put(partition, log.position(partition));
+                owner.committedMetadata(metadata.get(partition));
+            });
+            read = log.readToEnd(from);
+        } catch (KafkaException e) {
+            fenced.forEach((partition, owner) -> {
                 owned.remove(partition);
                 stopTurns(owner);
                 retryLater(partition, e);
-            }
+            });
+            return;
         }
+        long readAt = clock.millis();
+        int resumed = resume(fenced, from, read);
+        LOG.info("took over {} in {} ms: fenced together in {} ms, read in {} ms, {} turn(s) to resume or check",
+                fenced.keySet(), clock.millis() - started, fencedAt - started, readAt - fencedAt, resumed);
     }
 
-    private boolean fence(TopicPartition partition) {
-        try {
-            owned.put(partition, new OwnedPartition(partition, producers.open(partition), topics, format, config.claims(), clock));
-        } catch (KafkaException e) {
-            retryLater(partition, e);
-            return false;
-        }
-        if (retrying.remove(partition) != null) {
-            log.resume(partition);
-        }
-        return true;
+    /** Opens the partition's producer and fences its previous owner ({@link OwnedPartition}); on a thread of its own. */
+    private OwnedPartition newOwner(TopicPartition partition) {
+        return new OwnedPartition(partition, producers.open(partition), topics, format, config.claims(), clock);
     }
 
     private void retryLater(TopicPartition partition, KafkaException cause) {
@@ -273,20 +289,67 @@ public final class OwnedPartitions {
         }
     }
 
-    /** Reads the partition from its committed offset to its end and resumes the turns not finished. */
-    private void catchUp(TopicPartition partition, OwnedPartition owner) {
-        long from = log.position(partition);
-        owner.committedMetadata(log.committedMetadata(partition));
-        record Accepted(TurnRequestRecord request, TraceContext trace) {
+    /** A request read at a takeover, with the trace of the HTTP request that accepted it. */
+    private record Accepted(long offset, TurnRequestRecord request, TraceContext trace) {
+    }
+
+    /**
+     * What a takeover found on a partition from its committed offset: the requests whose turns to resume or check
+     * (each turn once, in order), their step records, and the turns with a record that cannot be used.
+     */
+    private record Backlog(List<Accepted> requests, Map<String, List<TurnRequestRecord>> steps,
+                           Map<String, String> unresumable) {
+    }
+
+    /**
+     * Resumes the turns not finished of the partitions read at a takeover, all of whose records on the other topics
+     * are read once, when the first asks and once every one is registered; returns how many there are.
+     */
+    private int resume(Map<TopicPartition, OwnedPartition> fenced, Map<TopicPartition, Long> from,
+                       Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read) {
+        Map<TopicPartition, Backlog> backlogs = new LinkedHashMap<>();
+        List<TurnRequestRecord> requests = new ArrayList<>();
+        fenced.forEach((partition, owner) -> {
+            Backlog backlog = backlog(partition, owner, from.get(partition), read.getOrDefault(partition, List.of()));
+            LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from.get(partition),
+                    backlog.requests().size());
+            backlogs.put(partition, backlog);
+            backlog.requests().forEach(accepted -> requests.add(accepted.request()));
+        });
+        TakeoverHistory history = new TakeoverHistory(log.turnsOf(requests));
+        try {
+            backlogs.forEach((partition, backlog) -> {
+                OwnedPartition owner = fenced.get(partition);
+                owner.resuming(history);
+                for (Accepted accepted : backlog.requests()) {
+                    String turnId = accepted.request().turnId();
+                    List<TurnRequestRecord> itsSteps = backlog.steps().getOrDefault(turnId, List.of());
+                    String unresumable = backlog.unresumable().get(turnId);
+                    if (unresumable != null) {
+                        turns.endUnresumable(accepted.request(), accepted.trace(), itsSteps, owner, accepted.offset(),
+                                unresumable);
+                    } else {
+                        turns.run(accepted.request(), accepted.trace(), itsSteps, true, owner, accepted.offset());
+                    }
+                }
+            });
+        } finally {
+            history.registered();
         }
-        Map<Long, Accepted> requests = new LinkedHashMap<>();
+        return requests.size();
+    }
+
+    /** Sorts a partition's records from its committed offset, dead-lettering the unusable, and reads on after them. */
+    private Backlog backlog(TopicPartition partition, OwnedPartition owner, long from,
+                            List<ConsumerRecord<String, byte[]>> records) {
+        List<Accepted> requests = new ArrayList<>();
         // a turn requested twice (the same Idempotency-Key accepted by two gateways) is resumed once
         Set<String> requested = new HashSet<>();
         Map<String, List<TurnRequestRecord>> steps = new HashMap<>();
         // turns with a step record that cannot be used: they end with an error instead of calling that step again
         Map<String, String> unresumable = new HashMap<>();
         long next = from;
-        for (ConsumerRecord<String, byte[]> record : log.readToEnd(partition, from)) {
+        for (ConsumerRecord<String, byte[]> record : records) {
             next = record.offset() + 1;
             TurnRequestRecord read = read(record, owner);
             if (read == null) {
@@ -297,31 +360,14 @@ public final class OwnedPartitions {
             }
             if (read.startsTurn()) {
                 if (requested.add(read.turnId())) {
-                    requests.put(record.offset(), new Accepted(read, traceOf(record)));
+                    requests.add(new Accepted(record.offset(), read, traceOf(record)));
                 }
             } else {
                 steps.computeIfAbsent(read.turnId(), id -> new ArrayList<>()).add(read);
             }
         }
         log.seek(partition, next);
-        LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from, requests.size());
-        TakeoverHistory history = new TakeoverHistory(log.turnsOf(requests.values().stream()
-                .map(Accepted::request).toList()));
-        owner.resuming(history);
-        try {
-            requests.forEach((offset, accepted) -> {
-                String turnId = accepted.request().turnId();
-                List<TurnRequestRecord> itsSteps = steps.getOrDefault(turnId, List.of());
-                if (unresumable.containsKey(turnId)) {
-                    turns.endUnresumable(accepted.request(), accepted.trace(), itsSteps, owner, offset,
-                            unresumable.get(turnId));
-                } else {
-                    turns.run(accepted.request(), accepted.trace(), itsSteps, true, owner, offset);
-                }
-            });
-        } finally {
-            history.registered();
-        }
+        return new Backlog(requests, steps, unresumable);
     }
 
     /**

@@ -9,7 +9,9 @@ import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -150,9 +152,12 @@ public final class PartitionOwnership implements AutoCloseable {
         }
 
         @Override
-        public String committedMetadata(TopicPartition partition) {
-            OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
-            return committed == null ? "" : committed.metadata();
+        public Map<TopicPartition, String> committedMetadata(Set<TopicPartition> partitions) {
+            Map<TopicPartition, String> metadata = new HashMap<>();
+            consumer.committed(partitions).forEach((partition, committed) ->
+                    metadata.put(partition, committed == null ? "" : committed.metadata()));
+            partitions.forEach(partition -> metadata.putIfAbsent(partition, ""));
+            return metadata;
         }
 
         @Override
@@ -176,8 +181,8 @@ public final class PartitionOwnership implements AutoCloseable {
         }
 
         @Override
-        public List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from) {
-            return resumer.readToEnd(partition, from);
+        public Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
+            return resumer.readToEnd(from);
         }
 
         @Override

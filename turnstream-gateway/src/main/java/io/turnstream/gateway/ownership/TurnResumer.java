@@ -175,11 +175,13 @@ public final class TurnResumer implements AutoCloseable {
                 % partitions);
     }
 
-    /** Every record of a partition from {@code from} to its end. */
-    List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from) {
-        List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
+    /** Every record of each partition from its offset in {@code from} to its end: one read for all of them. */
+    Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
+        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> records = new HashMap<>();
+        from.keySet().forEach(partition -> records.put(partition, new ArrayList<>()));
         try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            readToHighWatermark(reads, Map.of(partition, from), records::add);
+            readToHighWatermark(reads, from, record -> records.get(new TopicPartition(record.topic(),
+                    record.partition())).add(record));
         }
         return records;
     }

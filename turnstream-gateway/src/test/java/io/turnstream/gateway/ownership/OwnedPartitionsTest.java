@@ -30,6 +30,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -108,6 +110,75 @@ class OwnedPartitionsTest {
         assertThat(log.resumedTogether).as("one set of reads for the takeover's turns")
                 .containsExactly(List.of("turn-a", "turn-b", "turn-c"));
         assertThat(registeredAtRead).as("each turn's read, once all three are registered").containsOnly(3);
+    }
+
+    /**
+     * A takeover of several partitions fences every previous owner at once (each producer's initTransactions waits
+     * here until all three have started: one after the other, the first would wait alone and time out), reads the
+     * partitions only once all are fenced, in one read, and resumes the turns of all of them, whose records on the
+     * other topics are read once for all.
+     */
+    @Test
+    void aTakeoverOfSeveralPartitionsFencesThemTogetherThenReadsThemInOneReadAndResumesEveryTurn() {
+        List<TopicPartition> three = List.of(P0, partition(1), partition(2));
+        CountDownLatch allFencing = new CountDownLatch(three.size());
+        producers.onInit = () -> {
+            allFencing.countDown();
+            try {
+                if (!allFencing.await(30, TimeUnit.SECONDS)) {
+                    throw new TimeoutException("the other partitions were not fenced meanwhile");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        List<Boolean> fencedAtRead = new ArrayList<>();
+        log.onRead = () -> three.forEach(partition ->
+                fencedAtRead.add(producers.byPartition.get(partition).transactionInitialized()));
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.records.add(log.record(partition(1), 0, request("turn-b")));
+        log.records.add(log.record(partition(2), 0, request("turn-c")));
+        log.records.add(log.record(partition(2), 1, step("turn-c", 1)));
+
+        partitions.assigned(three);
+
+        assertThat(partitions.owned()).containsExactlyInAnyOrderElementsOf(three);
+        assertThat(fencedAtRead).as("every partition fenced before any is read").containsOnly(true).hasSize(3);
+        assertThat(log.reads).as("one read of the three").containsExactly(Set.copyOf(three));
+        assertThat(turns.runs).extracting(Run::turnId, Run::offset, Run::resume, Run::steps)
+                .containsExactlyInAnyOrder(tuple("turn-a", 5L, true, 0), tuple("turn-b", 0L, true, 0),
+                        tuple("turn-c", 0L, true, 1));
+        assertThat(log.position).isEqualTo(6);
+        assertThat(log.otherPositions).containsEntry(partition(1), 1L).containsEntry(partition(2), 2L);
+        assertThat(partitions.owner(P0).history()).as("one history for the takeover's turns")
+                .isSameAs(partitions.owner(partition(2)).history());
+        partitions.owner(P0).history().progress(request("turn-a"), List.of(), "m", turns.active("turn-a"));
+        assertThat(log.resumedTogether).hasSize(1);
+        assertThat(log.resumedTogether.get(0)).containsExactlyInAnyOrder("turn-a", "turn-b", "turn-c");
+    }
+
+    /** A partition whose previous owner cannot be fenced yet waits for a retry; the others are taken over now. */
+    @Test
+    void aPartitionThatCannotBeFencedIsRetriedWhileTheOthersOfItsTakeoverGoOn() {
+        producers.failingInitsOf.put(partition(1), 1);
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.records.add(log.record(partition(1), 0, request("turn-b")));
+
+        partitions.assigned(List.of(P0, partition(1)));
+
+        assertThat(partitions.owned()).containsExactly(P0);
+        assertThat(partitions.retrying()).containsExactly(partition(1));
+        assertThat(log.paused).containsExactly(partition(1));
+        assertThat(log.reads).containsExactly(Set.of(P0));
+        assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-a");
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(partitions.owned()).containsExactlyInAnyOrder(P0, partition(1));
+        assertThat(log.paused).isEmpty();
+        assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-a", "turn-b");
     }
 
     @Test
@@ -517,6 +588,10 @@ class OwnedPartitionsTest {
         assertThat(producers.opened).as("no takeover of a partition that is not ours").hasSize(1);
     }
 
+    private static TopicPartition partition(int number) {
+        return new TopicPartition(TOPICS.turnRequests(), number);
+    }
+
     private static long lastCommittedOffset(MockProducer<String, byte[]> producer) {
         return lastCommitted(producer).offset();
     }
@@ -551,7 +626,12 @@ class OwnedPartitionsTest {
         final List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
         final Set<TopicPartition> paused = new HashSet<>();
         final List<TopicPartition> rewound = new ArrayList<>();
+        /** P0's position; the other partitions' in {@link #otherPositions}. */
         long position;
+        final Map<TopicPartition, Long> otherPositions = new HashMap<>();
+        /** The partitions of each read to the end, and what runs as one starts. */
+        final List<Set<TopicPartition>> reads = new ArrayList<>();
+        Runnable onRead = () -> { };
         long committed;
         String committedMetadata = "";
         int failingReads;
@@ -562,7 +642,12 @@ class OwnedPartitionsTest {
         Runnable whenPositionRead = () -> { };
 
         ConsumerRecord<String, byte[]> record(long offset, TurnRequestRecord value) {
-            return new ConsumerRecord<>(P0.topic(), P0.partition(), offset, value.threadId(), Json.toBytes(value));
+            return record(P0, offset, value);
+        }
+
+        ConsumerRecord<String, byte[]> record(TopicPartition partition, long offset, TurnRequestRecord value) {
+            return new ConsumerRecord<>(partition.topic(), partition.partition(), offset, value.threadId(),
+                    Json.toBytes(value));
         }
 
         void append(long offset, TurnRequestRecord value) {
@@ -572,7 +657,7 @@ class OwnedPartitionsTest {
         @Override
         public long position(TopicPartition partition) {
             whenPositionRead.run();
-            return position;
+            return partition.equals(P0) ? position : otherPositions.getOrDefault(partition, 0L);
         }
 
         @Override
@@ -582,12 +667,18 @@ class OwnedPartitionsTest {
 
         @Override
         public void seek(TopicPartition partition, long offset) {
-            position = offset;
+            if (partition.equals(P0)) {
+                position = offset;
+            } else {
+                otherPositions.put(partition, offset);
+            }
         }
 
         @Override
-        public String committedMetadata(TopicPartition partition) {
-            return committedMetadata;
+        public Map<TopicPartition, String> committedMetadata(Set<TopicPartition> partitions) {
+            Map<TopicPartition, String> metadata = new HashMap<>();
+            partitions.forEach(partition -> metadata.put(partition, committedMetadata));
+            return metadata;
         }
 
         @Override
@@ -607,12 +698,18 @@ class OwnedPartitionsTest {
         }
 
         @Override
-        public List<ConsumerRecord<String, byte[]>> readToEnd(TopicPartition partition, long from) {
+        public Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
+            onRead.run();
+            reads.add(Set.copyOf(from.keySet()));
             if (failingReads > 0) {
                 failingReads--;
                 throw new TimeoutException("the read did not reach the high watermark");
             }
-            return records.stream().filter(record -> record.offset() >= from).toList();
+            Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read = new HashMap<>();
+            from.forEach((partition, offset) -> read.put(partition, records.stream()
+                    .filter(record -> record.partition() == partition.partition() && record.offset() >= offset)
+                    .toList()));
+            return read;
         }
 
         @Override
@@ -641,18 +738,35 @@ class OwnedPartitionsTest {
     /** Each partition's producer, opened anew at every takeover; the first few fail to initialise. */
     private static final class Producers implements OwnedPartitions.Producers {
         final List<MockProducer<String, byte[]>> opened = new ArrayList<>();
+        /** The last producer opened for each partition. */
+        final Map<TopicPartition, MockProducer<String, byte[]>> byPartition = new HashMap<>();
         int failingInits;
 
+        /** Partitions whose producers cannot initialise (InitProducerId times out), for as many inits as given. */
+        final Map<TopicPartition, Integer> failingInitsOf = new HashMap<>();
+        /** Runs in each producer's {@code initTransactions}, on the fencing thread. */
+        Runnable onInit = () -> { };
+
+        /** Called from the fencing threads, one per partition. */
         @Override
-        public OwnedPartition.TransactionalProducer open(TopicPartition partition) {
+        public synchronized OwnedPartition.TransactionalProducer open(TopicPartition partition) {
             MockProducer<String, byte[]> producer = new MockProducer<>(true, null, new StringSerializer(),
-                    new ByteArraySerializer());
-            if (failingInits > 0) {
-                failingInits--;
+                    new ByteArraySerializer()) {
+                @Override
+                public void initTransactions() {
+                    onInit.run();
+                    super.initTransactions();
+                }
+            };
+            int failingHere = failingInitsOf.getOrDefault(partition, 0);
+            if (failingInits > 0 || failingHere > 0) {
+                failingInits = Math.max(0, failingInits - 1);
+                failingInitsOf.put(partition, Math.max(0, failingHere - 1));
                 producer.initTransactionException = new TimeoutException(
                         "Timeout expired after 60000ms while awaiting InitProducerId");
             }
             opened.add(producer);
+            byPartition.put(partition, producer);
             return new OwnedPartition.TransactionalProducer(producer, () -> { });
         }
     }
