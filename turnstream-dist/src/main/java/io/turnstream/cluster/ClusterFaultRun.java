@@ -188,7 +188,9 @@ public final class ClusterFaultRun {
         try (TopicFollower upserts = new TopicFollower(servers, Topics.DEFAULTS.upserts(), ClusterFaultRun::endsTurn);
              TopicFollower raw = new TopicFollower(servers, Topics.DEFAULTS.rawEvents(), ClusterFaultRun::endsRun);
              TopicFollower appends = new TopicFollower(servers, Topics.DEFAULTS.itemAppends(), r -> false);
-             TopicFollower results = new TopicFollower(servers, Topics.DEFAULTS.toolResults(), r -> false)) {
+             TopicFollower results = new TopicFollower(servers, Topics.DEFAULTS.toolResults(), r -> false);
+             TopicFollower calls = new TopicFollower(servers, Topics.DEFAULTS.toolCalls(), r -> false);
+             TopicFollower control = new TopicFollower(servers, Topics.DEFAULTS.control(), r -> false)) {
             List<String> turns = new ArrayList<>(startTurns(gateways, settings.turns()));
             // aim: which process, chosen before the kill's time is taken (a gateway's choice reads /metrics)
             record Injection(String what, Callable<Kill> aim) {
@@ -246,6 +248,16 @@ public final class ClusterFaultRun {
                         seconds(written.longest()), written.resolved(), hitRuns.size());
                 faults.add(fault);
                 say("%s", fault.describe());
+                String slowestRun = written.slowest();
+                if (!slowestRun.isEmpty()) {
+                    String turn = hit.get(hitRuns.indexOf(slowestRun));
+                    say("the run whose raw events came last, %s (%s), from its start:%n  %s", slowestRun,
+                            turn, String.join("\n  ", TurnTimeline.of(Map.of(Topics.DEFAULTS.rawEvents(),
+                                    raw.seen(slowestRun), Topics.DEFAULTS.toolCalls(), calls.seen(turn),
+                                    Topics.DEFAULTS.toolResults(), results.seen(turn), Topics.DEFAULTS.control(),
+                                    control.seen(turn)), killedMillis, killedNanos, Double.NEGATIVE_INFINITY,
+                                    seconds(written.longest()) + 1)));
+                }
             }
             // the broker comes back while the turns finish
             CompletableFuture<Void> restarted = CompletableFuture.runAsync(() -> {

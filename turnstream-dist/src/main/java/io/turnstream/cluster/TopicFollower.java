@@ -179,6 +179,21 @@ public final class TopicFollower implements AutoCloseable {
         }
     }
 
+    /** A record and when it was read ({@link System#nanoTime()}). */
+    public record Seen(ConsumerRecord<String, String> record, long readNanos) {
+    }
+
+    /** Every record of {@code key} read so far and when each was read, in the order read. */
+    public List<Seen> seen(String key) {
+        List<Sighting> times = sightings(key);
+        List<ConsumerRecord<String, String>> mine = records().stream().filter(r -> key.equals(r.key())).toList();
+        List<Seen> seen = new ArrayList<>();
+        for (int i = 0; i < Math.min(times.size(), mine.size()); i++) {
+            seen.add(new Seen(mine.get(i), times.get(i).readNanos()));
+        }
+        return seen;
+    }
+
     /**
      * What was read of {@code keys} (at most {@code most} of them), for a failure message: how many records
      * of each, and when the last was written.
