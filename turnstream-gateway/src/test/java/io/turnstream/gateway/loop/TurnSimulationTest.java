@@ -75,7 +75,7 @@ import org.junit.jupiter.api.Test;
  * before any of its writes, a write that fails (its transaction cannot commit), the gateway failing inside (a
  * model call, a streamed event or a wait throws, or the send of the turn's end), and rebalance and drain (the partition revoked mid-turn or
  * before the turn ran: the turn is handed over at its next step boundary, or cut off where it is
- * when the handover deadline passes), and commits refused by a group generation change (at any commit, the
+ * when the handover deadline passes), and commits that fail (a transaction the coordinator aborted; at any commit, the
  * one holding the turn's end after a cancel included) or, as {@code OwnedPartition.commit} refuses them, because they
  * hold a call the turn released before it was cancelled. The log commits at random points as the ownership loop's
  * commit interval does, a crash, cut-off or refused commit aborts what was not committed, and a new owner resumes
@@ -129,7 +129,7 @@ class TurnSimulationTest {
         APPROVAL_NEVER, APPROVAL_REMEMBERED,
         /** An earlier turn of the thread allowed write_file for the rest of the thread. */
         THREAD_ALLOWS_WRITES, ON_DENY_STOP, ON_DENY_CONTINUE, CANCEL, CRASH, TAKEOVER, REBALANCE, DRAIN, HANDOVER_CUT_OFF,
-        /** A transaction's commit refused because the group's generation changed: what it held is aborted. */
+        /** A transaction's commit that fails (the coordinator aborted it): what it held is aborted. */
         COMMIT_REFUSED,
         /** Not drawn apart: the refused commit held the turn's end, after the user's cancel. */
         COMMIT_REFUSED_AFTER_CANCEL,
@@ -351,7 +351,7 @@ class TurnSimulationTest {
         private final Set<TurnRegistry> heardCancel = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         /** When the owner's gateway started reading {@code llm.control}: it hears no cancel accepted before. */
         private long gatewayStartedAt;
-        /** Commits still to be refused by a group generation change, and whether the same gateway gets the partition back. */
+        /** Commits still to fail (the coordinator aborted them), and whether the same gateway gets the partition back. */
         private int refusalsLeft;
         private boolean sameGatewayNext;
         /** When the owner's partition is revoked (rebalance, drain), and when its handover deadline passes. */
@@ -644,7 +644,7 @@ class TurnSimulationTest {
         }
 
         /**
-         * Commits, unless (drawn, one in {@code odds} while refusals are left) the group's generation changed: then, as
+         * Commits, unless (drawn, one in {@code odds} while refusals are left) the coordinator aborted the transaction: then, as
          * {@code OwnedPartitions.commitAll}, the transaction is aborted, the partition's turns stop where they are (a
          * turn that ended here stays ended in its registry) and the partition is taken over again from what was
          * committed, by the same gateway or another.
