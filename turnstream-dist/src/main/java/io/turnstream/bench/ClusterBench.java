@@ -60,6 +60,14 @@ public final class ClusterBench {
         public static Settings quick(int nodes) {
             return new Settings(nodes, 1, 10_000, 20, 5);
         }
+
+        /** The same run with {@code count} turns started at once in the fault run. */
+        public Settings withTurns(int count) {
+            if (count < 1) {
+                throw new IllegalArgumentException("turns must be at least 1, got " + count);
+            }
+            return new Settings(nodes, runs, floodEvents, count, tokensPerSecond);
+        }
     }
 
     /** One second of the fault run: how many upserts were read, and the longest and p99 wait before one. */
@@ -81,7 +89,10 @@ public final class ClusterBench {
     private final Properties kafka;
     private final PrintWriter progress;
 
-    /** @param kafka Kafka and Streams properties of the topology in the throughput runs */
+    /**
+     * @param kafka Kafka and Streams properties of the topology in the throughput runs, and added to every
+     *     service's configuration in the fault run
+     */
     public ClusterBench(Settings settings, Properties kafka, PrintWriter progress) {
         this.settings = settings;
         BenchConfig d = BenchConfig.quick();
@@ -116,7 +127,7 @@ public final class ClusterBench {
                 }
             }
             report = new ClusterFaultRun(new ClusterFaultRun.Settings(settings.turns(), Math.min(20, settings.turns()),
-                    settings.tokensPerSecond(), Duration.ofSeconds(300), classpath, outputDir.resolve("logs")),
+                    settings.tokensPerSecond(), Duration.ofSeconds(300), classpath, outputDir.resolve("logs"), kafka),
                     dir.resolve("faults"), progress)
                     .run(cluster);
         } finally {

@@ -47,6 +47,10 @@ public final class BenchCommand implements Callable<Integer> {
                     + "reports each fault's takeover and charts the latency through the faults (docs/benchmarks.md).")
     private Integer clusterNodes;
 
+    @Option(names = "--turns", paramLabel = "N",
+            description = "With --cluster: turns started at once in the fault run (default: 200; quick: 20).")
+    private Integer turns;
+
     @Option(names = "--only", paramLabel = "PHASE", split = ",",
             description = "Measure only these phases: flood, ladder, appends (the topology's runs at the target step alone), "
                     + "amplification, isolation (another tenant's latencies at a gateway with abusive clients; default: all).")
@@ -120,7 +124,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--config", paramLabel = "FILE",
             description = "Properties for both the topology and the pass-through app (e.g. commit.interval.ms, "
-                    + "processing.guarantee, num.stream.threads).")
+                    + "processing.guarantee, num.stream.threads); with --cluster, for the topology of the throughput "
+                    + "runs and every service of the fault run.")
     private Path configFile;
 
     @Override
@@ -141,9 +146,18 @@ public final class BenchCommand implements Callable<Integer> {
             if (clusterNodes < 3) {
                 throw new CliFailure(ExitCodes.USAGE, "--cluster needs at least 3 nodes (one is killed, two keep a quorum)");
             }
-            new ClusterBench(quick ? ClusterBench.Settings.quick(clusterNodes) : ClusterBench.Settings.full(clusterNodes),
-                    kafka, spec.commandLine().getOut()).run(output);
+            ClusterBench.Settings settings = quick ? ClusterBench.Settings.quick(clusterNodes)
+                    : ClusterBench.Settings.full(clusterNodes);
+            try {
+                settings = turns == null ? settings : settings.withTurns(turns);
+            } catch (IllegalArgumentException e) {
+                throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
+            }
+            new ClusterBench(settings, kafka, spec.commandLine().getOut()).run(output);
             return ExitCodes.OK;
+        }
+        if (turns != null) {
+            throw new CliFailure(ExitCodes.USAGE, "--turns goes with --cluster (the ladder's turns are --ladder)");
         }
         BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);
         if (base != null) {

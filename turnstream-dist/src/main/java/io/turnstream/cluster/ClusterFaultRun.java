@@ -10,6 +10,7 @@ import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.runtime.FreePorts;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -54,9 +56,15 @@ public final class ClusterFaultRun {
      * @param bound every wait is for a state, bounded by this
      * @param classpath holds the {@code turnstream} CLI the nodes and services run
      * @param logDir where each service's output goes ({@code NAME.log}), kept for a post-mortem
+     * @param config properties added to every service's configuration file (e.g. a topology setting to compare
+     *     runs with: {@code producer.retry.backoff.ms}); empty for the shipped defaults
      */
     public record Settings(int turns, int minInFlight, int tokensPerSecond, Duration bound, String classpath,
-                           Path logDir) {
+                           Path logDir, Properties config) {
+
+        public Settings {
+            config = (Properties) config.clone();
+        }
     }
 
     /**
@@ -150,16 +158,10 @@ public final class ClusterFaultRun {
         Files.writeString(workspace.resolve("README.md"), "# Launch notes\nThe launch is on Tuesday; the demo runs at ten.\n");
         Files.writeString(workspace.resolve("plan.md"), "- dry run on Monday\n- launch on Tuesday\n");
         String servers = kafka.bootstrapServers();
-        int turns = settings.turns();
-        Path common = Files.writeString(dir.resolve("common.properties"), String.join("\n",
-                // the services start together on a small machine: the first answer from the cluster may take a while
-                "turnstream.connect.timeout.ms=120000",
-                "turnstream.simulated.tokens-per-second=" + settings.tokensPerSecond(),
-                "turnstream.gateway.tenant.max-concurrent-turns=" + 2 * turns,
-                "turnstream.gateway.tenant.max-turns-per-minute=" + 10 * turns,
-                "turnstream.gateway.tenant.max-requests-per-second=" + 10 * turns,
-                "turnstream.application.id=cluster-faults",
-                ""));
+        Path common = dir.resolve("common.properties");
+        try (Writer writer = Files.newBufferedWriter(common)) {
+            serviceConfig(settings).store(writer, "every service of the fault run");
+        }
         say("the services' logs: %s", settings.logDir().toAbsolutePath());
         try {
             ServiceProcess topologyA = topology("topology-a", servers, common);
@@ -179,6 +181,21 @@ public final class ClusterFaultRun {
                 service.close();
             }
         }
+    }
+
+    /** What every service of the run reads: the run's own settings, then {@link Settings#config()} over them. */
+    static Properties serviceConfig(Settings settings) {
+        int turns = settings.turns();
+        Properties config = new Properties();
+        // the services start together on a small machine: the first answer from the cluster may take a while
+        config.setProperty("turnstream.connect.timeout.ms", "120000");
+        config.setProperty("turnstream.simulated.tokens-per-second", String.valueOf(settings.tokensPerSecond()));
+        config.setProperty("turnstream.gateway.tenant.max-concurrent-turns", String.valueOf(2 * turns));
+        config.setProperty("turnstream.gateway.tenant.max-turns-per-minute", String.valueOf(10 * turns));
+        config.setProperty("turnstream.gateway.tenant.max-requests-per-second", String.valueOf(10 * turns));
+        config.setProperty("turnstream.application.id", "cluster-faults");
+        config.putAll(settings.config());
+        return config;
     }
 
     private Report faults(LocalCluster kafka, List<ServiceProcess> victims, List<ServiceProcess> gateways,

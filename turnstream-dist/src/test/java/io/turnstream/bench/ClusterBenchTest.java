@@ -54,6 +54,12 @@ class ClusterBenchTest {
                 .contains("- gateway: 0: 0.2 s, 1: 0.3 s, 2: 0.4 s, 3: 3.3 s, 4: 0.4 s, 5: 0.3 s");
     }
 
+    @Test
+    void aTurnCountChangesOnlyTheFaultRunsTurns() {
+        assertThat(ClusterBench.Settings.full(3).withTurns(50))
+                .isEqualTo(new ClusterBench.Settings(3, 3, 100_000, 50, 5));
+    }
+
     private static Sighting read(double seconds) {
         return new Sighting(0, START + (long) (seconds * 1e9));
     }

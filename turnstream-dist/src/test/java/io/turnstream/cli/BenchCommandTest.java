@@ -33,6 +33,20 @@ class BenchCommandTest {
         assertThat(dir.resolve("out")).doesNotExist();
     }
 
+    @Test
+    void turnsGoWithAClusterRunAndAreAtLeastOne(@TempDir Path dir) {
+        String out = dir.resolve("out").toString();
+
+        String[] none = run("bench", "--cluster", "3", "--turns", "0", "--output", out);
+        assertThat(none[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(none[1]).contains("turns must be at least 1, got 0");
+
+        String[] withoutCluster = run("bench", "--turns", "50", "--output", out);
+        assertThat(withoutCluster[0]).isEqualTo(Integer.toString(ExitCodes.USAGE));
+        assertThat(withoutCluster[1]).contains("--turns goes with --cluster");
+        assertThat(dir.resolve("out")).doesNotExist();
+    }
+
     /** Exit code and standard error. */
     private static String[] run(String... args) {
         StringWriter err = new StringWriter();

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -61,7 +62,7 @@ class ClusterFaultsTest {
         }
         ClusterFaultRun.Report run = new ClusterFaultRun(new ClusterFaultRun.Settings(TURNS, MIN_IN_FLIGHT,
                 TOKENS_PER_SECOND, BOUND, System.getProperty("surefire.test.class.path",
-                System.getProperty("java.class.path")), LOGS), dir, new PrintWriter(System.out, true)).run();
+                System.getProperty("java.class.path")), LOGS, new Properties()), dir, new PrintWriter(System.out, true)).run();
 
         assertThat(run.faults()).extracting(ClusterFaultRun.Fault::what)
                 .containsExactly("topology instance", "tool executor", "gateway", "broker");
