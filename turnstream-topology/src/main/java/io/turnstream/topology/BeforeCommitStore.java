@@ -3,8 +3,8 @@ package io.turnstream.topology;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
@@ -21,20 +21,31 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * <p>Like {@link ItemBuffer}'s flush listener before it, this relies on Kafka Streams' internal
  * {@code WrappedStateStore} ({@code flushCache}); all Kafka artifacts are pinned to one version, and the
  * topology tests (TopologyTestDriver commits after every record) and the broker tests check the result.
+ * It wraps the chunk store ({@link ItemBuffer}) and the {@code turns} and {@code items} stores ({@link StateCache}).
  */
-final class BeforeCommitStore extends WrappedStateStore<KeyValueStore<Bytes, byte[]>, Bytes, byte[]>
-        implements KeyValueStore<Bytes, byte[]> {
+final class BeforeCommitStore<K, V> extends WrappedStateStore<KeyValueStore<K, V>, K, V>
+        implements KeyValueStore<K, V> {
 
     private Runnable beforeCommit = () -> {
     };
 
-    private BeforeCommitStore(KeyValueStore<Bytes, byte[]> wrapped) {
+    private BeforeCommitStore(KeyValueStore<K, V> wrapped) {
         super(wrapped);
     }
 
     /** The store of {@code inner}, wrapped. */
-    static StoreBuilder<KeyValueStore<Bytes, byte[]>> builder(StoreBuilder<KeyValueStore<Bytes, byte[]>> inner) {
-        return new Builder(inner);
+    static <K, V> StoreBuilder<KeyValueStore<K, V>> builder(StoreBuilder<KeyValueStore<K, V>> inner) {
+        return new Builder<>(inner);
+    }
+
+    /** The hook under the processor's view of a store (Kafka Streams wraps it), or null when it has none. */
+    static BeforeCommitStore<?, ?> under(StateStore store) {
+        for (StateStore layer = store; layer instanceof WrappedStateStore<?, ?, ?> wrapped; layer = wrapped.wrapped()) {
+            if (layer instanceof BeforeCommitStore<?, ?> hook) {
+                return hook;
+            }
+        }
+        return null;
     }
 
     /** The action to run before each commit (one per store: the task's processor sets it in its init). */
@@ -49,52 +60,52 @@ final class BeforeCommitStore extends WrappedStateStore<KeyValueStore<Bytes, byt
     }
 
     @Override
-    public void put(Bytes key, byte[] value) {
+    public void put(K key, V value) {
         wrapped().put(key, value);
     }
 
     @Override
-    public byte[] putIfAbsent(Bytes key, byte[] value) {
+    public V putIfAbsent(K key, V value) {
         return wrapped().putIfAbsent(key, value);
     }
 
     @Override
-    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
+    public void putAll(List<KeyValue<K, V>> entries) {
         wrapped().putAll(entries);
     }
 
     @Override
-    public byte[] delete(Bytes key) {
+    public V delete(K key) {
         return wrapped().delete(key);
     }
 
     @Override
-    public byte[] get(Bytes key) {
+    public V get(K key) {
         return wrapped().get(key);
     }
 
     @Override
-    public KeyValueIterator<Bytes, byte[]> range(Bytes from, Bytes to) {
+    public KeyValueIterator<K, V> range(K from, K to) {
         return wrapped().range(from, to);
     }
 
     @Override
-    public KeyValueIterator<Bytes, byte[]> reverseRange(Bytes from, Bytes to) {
+    public KeyValueIterator<K, V> reverseRange(K from, K to) {
         return wrapped().reverseRange(from, to);
     }
 
     @Override
-    public KeyValueIterator<Bytes, byte[]> all() {
+    public KeyValueIterator<K, V> all() {
         return wrapped().all();
     }
 
     @Override
-    public KeyValueIterator<Bytes, byte[]> reverseAll() {
+    public KeyValueIterator<K, V> reverseAll() {
         return wrapped().reverseAll();
     }
 
     @Override
-    public <PS extends Serializer<P>, P> KeyValueIterator<Bytes, byte[]> prefixScan(P prefix, PS prefixKeySerializer) {
+    public <PS extends Serializer<P>, P> KeyValueIterator<K, V> prefixScan(P prefix, PS prefixKeySerializer) {
         return wrapped().prefixScan(prefix, prefixKeySerializer);
     }
 
@@ -103,32 +114,31 @@ final class BeforeCommitStore extends WrappedStateStore<KeyValueStore<Bytes, byt
         return wrapped().approximateNumEntries();
     }
 
-    private record Builder(StoreBuilder<KeyValueStore<Bytes, byte[]>> inner)
-            implements StoreBuilder<KeyValueStore<Bytes, byte[]>> {
+    private record Builder<K, V>(StoreBuilder<KeyValueStore<K, V>> inner) implements StoreBuilder<KeyValueStore<K, V>> {
 
         @Override
-        public StoreBuilder<KeyValueStore<Bytes, byte[]>> withCachingEnabled() {
-            return new Builder(inner.withCachingEnabled());
+        public StoreBuilder<KeyValueStore<K, V>> withCachingEnabled() {
+            return new Builder<>(inner.withCachingEnabled());
         }
 
         @Override
-        public StoreBuilder<KeyValueStore<Bytes, byte[]>> withCachingDisabled() {
-            return new Builder(inner.withCachingDisabled());
+        public StoreBuilder<KeyValueStore<K, V>> withCachingDisabled() {
+            return new Builder<>(inner.withCachingDisabled());
         }
 
         @Override
-        public StoreBuilder<KeyValueStore<Bytes, byte[]>> withLoggingEnabled(Map<String, String> config) {
-            return new Builder(inner.withLoggingEnabled(config));
+        public StoreBuilder<KeyValueStore<K, V>> withLoggingEnabled(Map<String, String> config) {
+            return new Builder<>(inner.withLoggingEnabled(config));
         }
 
         @Override
-        public StoreBuilder<KeyValueStore<Bytes, byte[]>> withLoggingDisabled() {
-            return new Builder(inner.withLoggingDisabled());
+        public StoreBuilder<KeyValueStore<K, V>> withLoggingDisabled() {
+            return new Builder<>(inner.withLoggingDisabled());
         }
 
         @Override
-        public KeyValueStore<Bytes, byte[]> build() {
-            return new BeforeCommitStore(inner.build());
+        public KeyValueStore<K, V> build() {
+            return new BeforeCommitStore<>(inner.build());
         }
 
         @Override

@@ -8,10 +8,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
  * The accumulated content of open items, kept as append-only chunks under a short (item handle, chunk
@@ -53,21 +51,11 @@ final class ItemBuffer {
 
     ItemBuffer(KeyValueStore<Bytes, byte[]> chunks) {
         this.chunks = chunks;
-        BeforeCommitStore hook = beforeCommitStore(chunks);
+        BeforeCommitStore<?, ?> hook = BeforeCommitStore.under(chunks);
         this.deferring = hook != null;
         if (hook != null) {
             hook.beforeCommit(this::writeOpenChunks);
         }
-    }
-
-    /** The {@link BeforeCommitStore} under the processor's view of a store (Kafka Streams wraps it), or null. */
-    private static BeforeCommitStore beforeCommitStore(StateStore store) {
-        for (StateStore layer = store; layer instanceof WrappedStateStore<?, ?, ?> wrapped; layer = wrapped.wrapped()) {
-            if (layer instanceof BeforeCommitStore hook) {
-                return hook;
-            }
-        }
-        return null;
     }
 
     void append(long handle, String delta) {

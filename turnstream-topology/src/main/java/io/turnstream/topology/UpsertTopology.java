@@ -57,10 +57,13 @@ public final class UpsertTopology {
         return topology;
     }
 
-    /** A persistent (RocksDB) store with a changelog; the record cache coalesces rewrites within a commit. */
+    /**
+     * A persistent (RocksDB) store of JSON state with a changelog, written just before each commit
+     * ({@link StateCache}, through {@link BeforeCommitStore}) into the record cache, which the commit then writes.
+     */
     private static <V> StoreBuilder<?> store(String name, org.apache.kafka.common.serialization.Serde<V> valueSerde) {
-        return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), valueSerde)
-                .withCachingEnabled();
+        return BeforeCommitStore.builder(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(),
+                valueSerde).withCachingEnabled());
     }
 
     /**

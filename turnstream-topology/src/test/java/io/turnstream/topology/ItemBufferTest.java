@@ -85,7 +85,7 @@ class ItemBufferTest {
         assertThat(entries(store)).as("nothing written before the commit").isZero();
         buffer.drop(3);
 
-        ((BeforeCommitStore) store).flushCache();
+        ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
         assertThat(entries(store)).as("one chunk per open item; the dropped one never written").isEqualTo(2);
         assertThat(fromStore(store).content(1)).isEqualTo("Hello world\uD83D");
 
@@ -93,7 +93,7 @@ class ItemBufferTest {
         buffer.append(2, "ab");
         buffer.append(2, "x".repeat(ItemBuffer.MAX_CHUNK_CHARS));
         assertThat(entries(store)).as("a chunk that would pass the limit is written at once").isEqualTo(3);
-        ((BeforeCommitStore) store).flushCache();
+        ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
         assertThat(entries(store)).isEqualTo(5);
 
         ItemBuffer restored = fromStore(store);
@@ -110,13 +110,13 @@ class ItemBufferTest {
 
         buffer.drop(1);
         buffer.drop(2);
-        ((BeforeCommitStore) store).flushCache();
+        ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
         assertThat(entries(store)).as("every chunk deleted").isZero();
     }
 
     /** A buffer reading what the store holds (a second one on the store itself would take its hook). */
     private static ItemBuffer fromStore(KeyValueStore<Bytes, byte[]> store) {
-        return new ItemBuffer(((BeforeCommitStore) store).wrapped());
+        return new ItemBuffer(((BeforeCommitStore<Bytes, byte[]>) store).wrapped());
     }
 
     private static int entries(KeyValueStore<Bytes, byte[]> store) {
