@@ -162,10 +162,10 @@ public final class Bench {
                 pairsPerStep(), config.targetStep(), config.amplificationRuns(), phases(), overrides);
     }
 
-    /** The commit interval both apps run with: the user's, else Streams' default for exactly-once. */
+    /** The commit interval both apps run with: the user's, else the topology's default under exactly-once (Streams' under at-least-once). */
     private long commitIntervalMs() {
         String guarantee = kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        long byDefault = StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : 100;
+        long byDefault = StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : Long.parseLong(TopologyConfig.DEFAULT_COMMIT_INTERVAL_MS);
         return Long.parseLong(kafkaOverrides.getProperty(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Long.toString(byDefault)));
     }
 

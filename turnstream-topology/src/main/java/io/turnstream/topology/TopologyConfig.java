@@ -67,6 +67,13 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      * (docs/runtime.md, "Where a takeover's time goes").
      */
     public static final String DEFAULT_MAX_POLL_RECORDS = "100";
+    /**
+     * How often the stream thread commits under exactly-once (Kafka Streams: 100 ms). An upsert is visible
+     * to {@code read_committed} readers only after the commit that follows it, so the wait for the next
+     * commit is most of the emit latency; each commit also writes every open item's chunk, so a shorter
+     * interval costs throughput where many items stream (docs/runtime.md, the settings table).
+     */
+    public static final String DEFAULT_COMMIT_INTERVAL_MS = "75";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -122,6 +129,10 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         // The topology has no global stores; this only opts into the Kafka 5.0 default early.
         props.put("processing.exception.handler.global.enabled", "true");
         props.putAll(kafka);
+        if (StreamsConfig.EXACTLY_ONCE_V2.equals(props.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+            // at-least-once keeps Streams' 30 s: nothing waits for its commits to be read
+            props.putIfAbsent(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, DEFAULT_COMMIT_INTERVAL_MS);
+        }
         // Appends, upserts and store changes are small JSON records with the same field names: a
         // compressed batch of them stores a fraction of their bytes (docs/benchmarks.md)
         producerDefault(props, ProducerConfig.COMPRESSION_TYPE_CONFIG, DEFAULT_COMPRESSION);

@@ -51,6 +51,22 @@ class TopologyConfigTest {
         assertThat(prefixed.getMainConsumerConfigs("group", "client", 0)).containsEntry("max.poll.records", "20");
     }
 
+    @Test
+    void theStreamThreadCommitsEvery75MsUnlessTheUserSetsTheInterval() {
+        StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
+        StreamsConfig users = new StreamsConfig(streamsProperties(Map.of("commit.interval.ms", "200")));
+
+        assertThat(byDefault.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(75L);
+        assertThat(users.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(200L);
+    }
+
+    @Test
+    void atLeastOnceKeepsKafkaStreamsOwnCommitInterval() {
+        StreamsConfig config = new StreamsConfig(streamsProperties(Map.of("processing.guarantee", "at_least_once")));
+
+        assertThat(config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(30_000L);
+    }
+
     private static Properties streamsProperties(Map<String, String> user) {
         Properties props = new Properties();
         props.put("bootstrap.servers", "127.0.0.1:9092");
