@@ -396,6 +396,11 @@ class TurnRunnerTest {
                 }
 
                 @Override
+                public void failTransaction(Throwable why) {
+                    throw new AssertionError("every end is written here", why);
+                }
+
+                @Override
                 public CompletableFuture<Void> control(ControlMessage message) {
                     throw new AssertionError("no tool is allowed for the thread here: " + message);
                 }

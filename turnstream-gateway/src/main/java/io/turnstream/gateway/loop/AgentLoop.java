@@ -150,7 +150,13 @@ public final class AgentLoop implements Runnable {
                 }
             }
         } catch (RuntimeException again) {
-            LOG.error("the turn's end cannot be published either", again);
+            // its end is not written: the open transaction must not commit without it, or the turn would stay
+            // unended in Kafka for good. Refused, it is aborted; the partition is taken over again and the turn goes
+            // on from what was committed, as after any commit that fails
+            LOG.error("the turn's end cannot be published either; its partition's transaction is refused, and the turn "
+                    + "goes on from what was committed", again);
+            producer.failTransaction(again);
+            active.handover.complete(null);
         }
         return ended;
     }
@@ -282,9 +288,11 @@ public final class AgentLoop implements Runnable {
                     Duration.ofNanos(System.nanoTime() - stepStarted));
             stepStarted = 0;
         }
-        // counted first: nothing throws after the send, so a terminal event sent is the turn's end
-        metrics.increment(Counter.EVENTS_PUBLISHED);
-        watch(producer.rawEvent(turn.runId(), turn.trace(), payload));
+        CompletableFuture<Void> sent = producer.rawEvent(turn.runId(), turn.trace(), payload);
+        // counted once the broker has it: a send that throws or fails published nothing. (Nothing after the send
+        // throws, so a terminal event sent is the turn's end.)
+        sent.thenRun(() -> metrics.increment(Counter.EVENTS_PUBLISHED));
+        watch(sent);
     }
 
     /** A write that fails stops the turn at the end of its step: continuing would spend tokens nobody sees. */

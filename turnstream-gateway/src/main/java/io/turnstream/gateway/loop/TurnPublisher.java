@@ -30,6 +30,12 @@ public interface TurnPublisher {
         writes.run();
     }
 
+    /**
+     * The turn cannot write what it must (its end threw as it was sent): the open transaction must not commit
+     * without it. It is refused, so the partition is taken over again and the turn goes on from what was committed.
+     */
+    void failTransaction(Throwable why);
+
     /** The time the turn's events are stamped with. */
     Clock clock();
 }

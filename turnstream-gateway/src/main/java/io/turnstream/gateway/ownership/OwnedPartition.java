@@ -79,6 +79,8 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /** The turns that released a call to the tool executor in the open transaction. */
     private final Map<String, TurnRegistry.ActiveTurn> releasing = new ConcurrentHashMap<>();
     private volatile TurnHistory resumed;
+    /** Set when a turn could not write its end: the open transaction must not commit (see {@link #commit}). */
+    private volatile TurnEndNotWritten endNotWritten;
     private boolean inTransaction;
     private volatile boolean closed;
     private long committedOffset = -1;
@@ -197,6 +199,11 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
                 } finally {
                     lock.readLock().unlock();
                 }
+            }
+
+            @Override
+            public void failTransaction(Throwable why) {
+                endNotWritten = new TurnEndNotWritten(request.turnId(), why);
             }
 
             @Override
@@ -354,8 +361,13 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      * that fails), where the cancel is on {@code llm.control}: the turn ends {@code aborted} with the call never
      * released. The release and the cancel's effect are so ordered by commit.
      *
-     * @throws KafkaException when the turns' writes cannot commit (for instance: fenced by a new owner), or hold a
-     *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn})
+     * <p>Nor is a transaction in which a turn could not write its end ({@link TurnPublisher#failTransaction}): committed
+     * without it, the turn would stay unended in Kafka, its request passed by the group offset. Refused, the partition
+     * is taken over again from what was committed, and the turn goes on there.
+     *
+     * @throws KafkaException when the turns' writes cannot commit (for instance: fenced by a new owner), hold a
+     *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn}), or lack a turn's end
+     *                        ({@link TurnEndNotWritten})
      */
     void commit(long position, ConsumerGroupMetadata group) {
         long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
@@ -363,6 +375,9 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         try {
             if (closed) {
                 return;
+            }
+            if (endNotWritten != null) {
+                throw endNotWritten;
             }
             if (inTransaction) {
                 for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
@@ -430,6 +445,14 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         ReleaseOfACancelledTurn(String turnId, String reason) {
             super("turn " + turnId + " released a call in the open transaction and was cancelled since (" + reason
                     + "); the release must not commit");
+        }
+    }
+
+    /** A turn of the open transaction could not write its end: the transaction must not commit. */
+    static final class TurnEndNotWritten extends KafkaException {
+        TurnEndNotWritten(String turnId, Throwable why) {
+            super("turn " + turnId + " could not write its end (" + why + "); the transaction must not commit without it",
+                    why);
         }
     }
 

@@ -130,6 +130,11 @@ class ThreadAllowanceLoopTest {
             }
 
             @Override
+            public void failTransaction(Throwable why) {
+                throw new AssertionError("every end is written here", why);
+            }
+
+            @Override
             public CompletableFuture<Void> control(ControlMessage message) {
                 decisions.add(message);
                 active.started(message.callId()).complete(clock.millis());

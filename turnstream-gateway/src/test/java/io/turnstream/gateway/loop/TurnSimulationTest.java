@@ -163,6 +163,13 @@ class TurnSimulationTest {
          * machine ended, and ends the turn again with {@code INTERNAL}, as {@code AgentLoop.run} has it do.
          */
         SHELL_FAILS_AT_THE_END,
+        /**
+         * The {@code INTERNAL} end the gateway sends after a bug throws too (once): the shell refuses the open
+         * transaction ({@code TurnPublisher.failTransaction}) and hands the turn on; the commit is refused and the same
+         * gateway takes the partition over again, as {@code OwnedPartitions.commitAll} does, and the turn goes on from
+         * what was committed.
+         */
+        INTERNAL_END_FAILS,
         /** The partition is revoked after the turn was registered, before its thread ran it. */
         REVOKED_BEFORE_RUNNING
     }
@@ -368,6 +375,8 @@ class TurnSimulationTest {
         /** The shell throws as it sends the turn's end, once, unless the gateway failed inside before. */
         private boolean failsAtTheEnd;
         private boolean bugged;
+        /** The {@code INTERNAL} end sent after a bug throws too, once. */
+        private boolean internalEndFails;
         private int timers;
         private int nextCallId;
         private final LoopConfig config;
@@ -407,7 +416,9 @@ class TurnSimulationTest {
             this.writesUntilFailure = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
             this.shellCallsUntilBug = random.nextInt(10) == 0 ? random.nextInt(60) : -1;
             // drawn apart, so that what the schedule draws from its random is as it was before this fault was drawn
-            this.failsAtTheEnd = new Random(mixed(~seed)).nextInt(50) == 0;
+            Random apart = new Random(mixed(~seed));
+            this.failsAtTheEnd = apart.nextInt(50) == 0;
+            this.internalEndFails = apart.nextInt(8) == 0;
         }
 
         /**
@@ -570,6 +581,12 @@ class TurnSimulationTest {
                         bugged = true;
                         throw new IllegalStateException("simulated bug in the gateway as it sends the turn's end");
                     }
+                    if (internalEndFails && bugged && payload instanceof StreamPayload.ResponseError error
+                            && ErrorCodes.INTERNAL.equals(error.error().code())) {
+                        internalEndFails = false;
+                        count(Fault.INTERNAL_END_FAILS);
+                        throw new IllegalStateException("simulated bug in the gateway as it sends the INTERNAL end");
+                    }
                     return write(new Entry(payload, null, null, owner, 0, clock.now));
                 }
 
@@ -584,6 +601,12 @@ class TurnSimulationTest {
                     assertThat(message.approved() && allowances.allows(null, "thread", toolOfCall.get(message.callId())))
                             .as("the gateway approves only calls of a tool the thread allows: %s", message).isTrue();
                     return write(() -> uncommittedControls.add(message));
+                }
+
+                @Override
+                public void failTransaction(Throwable why) {
+                    // as OwnedPartition: the open transaction is refused at the next commit
+                    transactionFailed = true;
                 }
 
                 @Override
