@@ -23,6 +23,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,8 +65,11 @@ public final class OwnedPartitions {
 
         void resume(TopicPartition partition);
 
-        /** Every record of each partition from its offset in {@code from} to its end, read_committed, in one read. */
-        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from);
+        /**
+         * Every record of each partition from its offset in {@code from} to its end, read_committed, in one read; a
+         * partition whose end cannot be found is left out, with why.
+         */
+        TurnResumer.PartitionsRead readToEnd(Map<TopicPartition, Long> from);
 
         /**
          * What Kafka holds of the turns a takeover resumes on the other topics, each topic's partitions read once for
@@ -126,14 +131,14 @@ public final class OwnedPartitions {
      * Takes the partitions over together. Every previous owner is fenced at once ({@link ParallelFencing}), so a read
      * of any of them finds every transaction resolved; the partitions fenced are read from their committed offsets
      * in one read; then the unfinished turns of all of them are resumed, and their records on the other topics read
-     * once for all ({@link TakeoverHistory}). A partition that cannot be fenced, or a read that fails, is tried
-     * again after a backoff; the partitions fenced meanwhile go on.
+     * once for all ({@link TakeoverHistory}). A partition that cannot be fenced or read is tried again after a
+     * backoff; the others go on (a read that fails as a whole tries all of its partitions again).
      */
     public void assigned(Collection<TopicPartition> partitions) {
         long started = clock.millis();
         ParallelFencing.Fenced fencing = ParallelFencing.fenceAll(partitions, this::newOwner);
         fencing.failures().forEach(this::retryLater);
-        Map<TopicPartition, OwnedPartition> fenced = fencing.owners();
+        Map<TopicPartition, OwnedPartition> fenced = new LinkedHashMap<>(fencing.owners());
         fenced.forEach((partition, owner) -> {
             owned.put(partition, owner);
             if (retrying.remove(partition) != null) {
@@ -145,7 +150,7 @@ public final class OwnedPartitions {
         }
         long fencedAt = clock.millis();
         Map<TopicPartition, Long> from = new LinkedHashMap<>();
-        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read;
+        TurnResumer.PartitionsRead read;
         try {
             Map<TopicPartition, String> metadata = log.committedMetadata(fenced.keySet());
             fenced.forEach((partition, owner) -> {
@@ -154,17 +159,26 @@ public final class OwnedPartitions {
             });
             read = log.readToEnd(from);
         } catch (KafkaException e) {
-            fenced.forEach((partition, owner) -> {
-                owned.remove(partition);
-                stopTurns(owner);
-                retryLater(partition, e);
-            });
+            fenced.keySet().forEach(partition -> unread(partition, e));
+            return;
+        }
+        read.unreadable().forEach((partition, e) -> {
+            unread(partition, e);
+            fenced.remove(partition);
+        });
+        if (fenced.isEmpty()) {
             return;
         }
         long readAt = clock.millis();
-        int resumed = resume(fenced, from, read);
+        int resumed = resume(fenced, from, read.records());
         LOG.info("took over {} in {} ms: fenced together in {} ms, read in {} ms, {} turn(s) to resume or check",
                 fenced.keySet(), clock.millis() - started, fencedAt - started, readAt - fencedAt, resumed);
+    }
+
+    /** A partition fenced but not read: let go, its takeover is tried again after a backoff. */
+    private void unread(TopicPartition partition, KafkaException why) {
+        stopTurns(owned.remove(partition));
+        retryLater(partition, why);
     }
 
     /** Opens the partition's producer and fences its previous owner ({@link OwnedPartition}); on a thread of its own. */
@@ -255,7 +269,12 @@ public final class OwnedPartitions {
         }
     }
 
-    /** Commits each owned partition's open transaction with its group offset. */
+    /**
+     * Commits each owned partition's open transaction with its group offset. A commit that fails stops the partition's
+     * turns and takes it over again from Kafka (what was sent since the last commit is aborted; the turns resume from
+     * what was committed): at once, or, when the producer was fenced or a turn could not write its end, after a
+     * backoff ({@link #retryLater}).
+     */
     public void commitAll() {
         for (Map.Entry<TopicPartition, OwnedPartition> entry : owned.entrySet()) {
             TopicPartition partition = entry.getKey();
@@ -265,19 +284,39 @@ public final class OwnedPartitions {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
             } catch (KafkaException e) {
-                // for instance a transaction that timed out: under transactions v2 the coordinator's
-                // abort bumps the epoch, so it shows as InvalidProducerEpochException or
-                // ProducerFencedException although no other gateway holds the partition. (A group that
-                // refuses the offset during a rebalance refuses only the offset: OwnedPartition.commit.) The group still gives it to this gateway (a revoked or
-                // lost partition is no longer owned): letting it go would leave its turns to nobody.
-                // What was sent since the last commit is aborted; the turns resume from Kafka.
-                LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka", partition,
-                        e.getMessage());
                 stopTurns(owned.remove(partition));
                 log.rewind(partition);
-                assigned(List.of(partition));
+                if (fenced(e) || e instanceof OwnedPartition.TurnEndNotWritten) {
+                    // Fenced: another gateway may own the partition now (the group moved it while this one did not
+                    // poll), or the coordinator aborted a transaction of this one that timed out (under transactions
+                    // v2 its epoch bump shows as a fencing although nobody else holds the partition). Taken over again
+                    // at once, the other owner would be fenced, and would fence this one back, to and fro until this
+                    // consumer learns of the loss. Let go, it is tried again after the backoff, by when the polls
+                    // meanwhile have told the consumer whether the group still gives it here (a partition lost or
+                    // revoked is not tried again). A turn that could not write its end: its next try may fail alike,
+                    // so it is not made at once either.
+                    LOG.warn("cannot commit the turns of {} ({}); letting it go, to take it over again after a backoff "
+                            + "if the group still gives it here", partition, e.getMessage());
+                    retryLater(partition, e);
+                } else {
+                    // for instance a release of a turn cancelled since (OwnedPartition.commit). (A group that refuses
+                    // the offset during a rebalance refuses only the offset: OwnedPartition.commit.)
+                    LOG.warn("cannot commit the turns of {} ({}); taking the partition over again from Kafka",
+                            partition, e.getMessage());
+                    assigned(List.of(partition));
+                }
             }
         }
+    }
+
+    /** Whether the producer was fenced: by a new owner's {@code initTransactions}, or by an epoch bumped since. */
+    private static boolean fenced(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ProducerFencedException || cause instanceof InvalidProducerEpochException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The turn id an unusable record names, if it parses that far. */

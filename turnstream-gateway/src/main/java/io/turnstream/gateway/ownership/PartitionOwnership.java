@@ -9,18 +9,14 @@ import io.turnstream.runtime.TraceContext;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -70,9 +66,20 @@ public final class PartitionOwnership implements AutoCloseable {
                   TurnResumer resumer, Turns turns, ServiceMetrics metrics, Clock clock) {
         this.topics = topics;
         this.config = config;
+        this.consumer = new KafkaConsumer<>(memberProperties(kafkaProperties, config.groupId()));
+        metrics.bind(consumer);
+        this.partitions = new OwnedPartitions(topics, format, config, turns, new ConsumerGroupLog(consumer, resumer),
+                partition -> OwnedPartition.kafkaProducer(partition, kafkaProperties, config.groupId(), metrics), clock);
+        this.thread = new Thread(this::run, "turn-ownership");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** The group consumer's properties: a member of the gateways' group on {@code llm.turn-requests}. */
+    static Properties memberProperties(Properties kafkaProperties, String groupId) {
         Properties props = new Properties();
         props.putAll(kafkaProperties);
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -82,18 +89,15 @@ public final class PartitionOwnership implements AutoCloseable {
         FailoverDefaults.groupMember(props);
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        this.consumer = new KafkaConsumer<>(props);
-        metrics.bind(consumer);
-        this.partitions = new OwnedPartitions(topics, format, config, turns, new ConsumerLog(resumer),
-                partition -> OwnedPartition.kafkaProducer(partition, kafkaProperties, config.groupId(), metrics), clock);
-        this.thread = new Thread(this::run, "turn-ownership");
-        this.thread.setDaemon(true);
-        this.thread.start();
+        return props;
     }
 
     private void run() {
         try {
-            consumer.subscribe(List.of(topics.turnRequests()), new Listener());
+            // a rebalance waits for the turns it moves up to the handover time; a stopping gateway up to its drain
+            consumer.subscribe(List.of(topics.turnRequests()), new Listener(partitions, () ->
+                    running && config.rebalanceHandover().compareTo(config.drainTimeout()) < 0
+                            ? config.rebalanceHandover() : config.drainTimeout()));
             while (running) {
                 for (ConsumerRecord<String, byte[]> record : consumer.poll(config.commitInterval())) {
                     partitions.record(record);
@@ -128,70 +132,16 @@ public final class PartitionOwnership implements AutoCloseable {
         }
     }
 
-    /** The group consumer, and bounded reads of a partition for a takeover. */
-    private final class ConsumerLog implements OwnedPartitions.GroupLog {
-        private final TurnResumer resumer;
+    /** Tells the partitions what the group did; a revoked partition's turns get {@code handoverWait} to reach a boundary. */
+    static final class Listener implements ConsumerRebalanceListener {
+        private final OwnedPartitions partitions;
+        private final Supplier<Duration> handoverWait;
 
-        ConsumerLog(TurnResumer resumer) {
-            this.resumer = resumer;
+        Listener(OwnedPartitions partitions, Supplier<Duration> handoverWait) {
+            this.partitions = partitions;
+            this.handoverWait = handoverWait;
         }
 
-        @Override
-        public long position(TopicPartition partition) {
-            return consumer.position(partition);
-        }
-
-        @Override
-        public ConsumerGroupMetadata groupMetadata() {
-            return consumer.groupMetadata();
-        }
-
-        @Override
-        public void seek(TopicPartition partition, long offset) {
-            consumer.seek(partition, offset);
-        }
-
-        @Override
-        public Map<TopicPartition, String> committedMetadata(Set<TopicPartition> partitions) {
-            Map<TopicPartition, String> metadata = new HashMap<>();
-            consumer.committed(partitions).forEach((partition, committed) ->
-                    metadata.put(partition, committed == null ? "" : committed.metadata()));
-            partitions.forEach(partition -> metadata.putIfAbsent(partition, ""));
-            return metadata;
-        }
-
-        @Override
-        public void rewind(TopicPartition partition) {
-            OffsetAndMetadata committed = consumer.committed(Set.of(partition)).get(partition);
-            if (committed != null) {
-                consumer.seek(partition, committed.offset());
-            } else {
-                consumer.seekToBeginning(List.of(partition));
-            }
-        }
-
-        @Override
-        public void pause(TopicPartition partition) {
-            consumer.pause(List.of(partition));
-        }
-
-        @Override
-        public void resume(TopicPartition partition) {
-            consumer.resume(List.of(partition));
-        }
-
-        @Override
-        public Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
-            return resumer.readToEnd(from);
-        }
-
-        @Override
-        public TurnResumer.TurnLog turnsOf(List<TurnRequestRecord> resumed) {
-            return resumer.turnsOf(resumed);
-        }
-    }
-
-    private final class Listener implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
             if (!assigned.isEmpty()) {
@@ -201,9 +151,7 @@ public final class PartitionOwnership implements AutoCloseable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
-            Duration wait = running && config.rebalanceHandover().compareTo(config.drainTimeout()) < 0
-                    ? config.rebalanceHandover() : config.drainTimeout();
-            partitions.revoked(revoked, wait);
+            partitions.revoked(revoked, handoverWait.get());
         }
 
         @Override

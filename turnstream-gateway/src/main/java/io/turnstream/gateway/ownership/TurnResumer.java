@@ -3,7 +3,6 @@ package io.turnstream.gateway.ownership;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.model.ControlMessage;
-import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
@@ -24,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
@@ -159,7 +159,12 @@ public final class TurnResumer implements AutoCloseable {
             for (String key : keys) {
                 partitions.add(partitionOf(reads, topic, key));
             }
-            readToHighWatermark(reads, reads.offsets(partitions, TopicReader.Start.since(since)), record -> {
+            Map<TopicPartition, KafkaException> unreadable = new HashMap<>();
+            Map<TopicPartition, Long> ends = highWatermarks(partitions, unreadable);
+            if (!unreadable.isEmpty()) {
+                throw unreadable.values().iterator().next();
+            }
+            readToHighWatermark(reads, reads.offsets(partitions, TopicReader.Start.since(since)), ends, record -> {
                 if (keys.contains(record.key())) {
                     records.add(record);
                 }
@@ -175,40 +180,65 @@ public final class TurnResumer implements AutoCloseable {
                 % partitions);
     }
 
-    /** Every record of each partition from its offset in {@code from} to its end: one read for all of them. */
-    Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
+    /**
+     * What a read of some partitions got: each partition's records, or, for a partition whose end could not be
+     * found, why (those are not read: they are tried again on their own, the others go on).
+     */
+    public record PartitionsRead(Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> records,
+                                 Map<TopicPartition, KafkaException> unreadable) {
+    }
+
+    /**
+     * Every record of each partition from its offset in {@code from} to its end: one read for all of them whose end
+     * is found.
+     *
+     * @throws KafkaException when the read itself fails: none of them is read
+     */
+    PartitionsRead readToEnd(Map<TopicPartition, Long> from) {
+        Map<TopicPartition, KafkaException> unreadable = new HashMap<>();
+        Map<TopicPartition, Long> ends = highWatermarks(from.keySet(), unreadable);
         Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> records = new HashMap<>();
-        from.keySet().forEach(partition -> records.put(partition, new ArrayList<>()));
-        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-            readToHighWatermark(reads, from, record -> records.get(new TopicPartition(record.topic(),
-                    record.partition())).add(record));
+        Map<TopicPartition, Long> readable = new HashMap<>();
+        ends.keySet().forEach(partition -> {
+            records.put(partition, new ArrayList<>());
+            readable.put(partition, from.get(partition));
+        });
+        if (!readable.isEmpty()) {
+            try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
+                readToHighWatermark(reads, readable, ends, record -> records.get(new TopicPartition(record.topic(),
+                        record.partition())).add(record));
+            }
         }
-        return records;
+        return new PartitionsRead(records, unreadable);
     }
 
     private void readToHighWatermark(GrouplessConsumer reads, Map<TopicPartition, Long> from,
-                                     GrouplessConsumer.RecordHandler handler) {
+                                     Map<TopicPartition, Long> ends, GrouplessConsumer.RecordHandler handler) {
         try {
-            reads.read(from, highWatermarks(from.keySet()), READ_LIMIT, handler);
+            reads.read(from, ends, READ_LIMIT, handler);
         } catch (TimeoutException stillOpen) {
             LOG.warn("{}; going on with what is committed", stillOpen.getMessage());
         }
     }
 
-    private Map<TopicPartition, Long> highWatermarks(Set<TopicPartition> partitions) {
+    /** Each partition's high watermark; a partition whose end cannot be found goes to {@code unreadable}, with why. */
+    private Map<TopicPartition, Long> highWatermarks(Set<TopicPartition> partitions,
+                                                     Map<TopicPartition, KafkaException> unreadable) {
         Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
         partitions.forEach(partition -> latest.put(partition, OffsetSpec.latest()));
-        try {
-            Map<TopicPartition, Long> ends = new HashMap<>();
-            admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get()
-                    .forEach((partition, info) -> ends.put(partition, info.offset()));
-            return ends;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaException("interrupted while reading the end of " + partitions, e);
-        } catch (ExecutionException e) {
-            throw new KafkaException("cannot read the end of " + partitions, e.getCause());
+        ListOffsetsResult listed = admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED));
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        for (TopicPartition partition : partitions) {
+            try {
+                ends.put(partition, listed.partitionResult(partition).get().offset());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new KafkaException("interrupted while reading the end of " + partitions, e);
+            } catch (ExecutionException e) {
+                unreadable.put(partition, new KafkaException("cannot read the end of " + partition, e.getCause()));
+            }
         }
+        return ends;
     }
 
     @Override

@@ -39,8 +39,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -179,6 +181,31 @@ class OwnedPartitionsTest {
         assertThat(partitions.owned()).containsExactlyInAnyOrder(P0, partition(1));
         assertThat(log.paused).isEmpty();
         assertThat(turns.runs).extracting(Run::turnId).containsExactly("turn-a", "turn-b");
+    }
+
+    /** A takeover's read that cannot find one partition's end reads the others: only that one is tried again. */
+    @Test
+    void aPartitionThatCannotBeReadIsRetriedAloneWhileTheOthersOfItsTakeoverGoOn() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.records.add(log.record(partition(1), 0, request("turn-b")));
+        log.records.add(log.record(partition(2), 0, request("turn-c")));
+        log.endUnknown.add(partition(1));
+
+        partitions.assigned(List.of(P0, partition(1), partition(2)));
+
+        assertThat(partitions.owned()).containsExactlyInAnyOrder(P0, partition(2));
+        assertThat(partitions.retrying()).containsExactly(partition(1));
+        assertThat(log.paused).containsExactly(partition(1));
+        assertThat(turns.runs).extracting(Run::turnId).containsExactlyInAnyOrder("turn-a", "turn-c");
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(log.reads).as("the retry reads the partition that failed alone")
+                .containsExactly(Set.of(P0, partition(1), partition(2)), Set.of(partition(1)));
+        assertThat(partitions.owned()).containsExactlyInAnyOrder(P0, partition(1), partition(2));
+        assertThat(turns.runs).extracting(Run::turnId).containsExactlyInAnyOrder("turn-a", "turn-c", "turn-b");
+        assertThat(partitions.healthy()).isTrue();
     }
 
     @Test
@@ -485,9 +512,16 @@ class OwnedPartitionsTest {
                 new ProducerFencedException("There is a newer producer with the same transactionalId"));
     }
 
+    /**
+     * A fenced commit: the coordinator aborted a transaction open past its timeout, or another gateway owns the partition
+     * now. The partition is let go at once (another owner is not fenced back) and taken over again after the backoff,
+     * by when the consumer's polls have said whether the group still gives it here: here it does, and its turns are
+     * resumed from Kafka.
+     */
     @ParameterizedTest
     @MethodSource("coordinatorAborts")
-    void aTransactionTheCoordinatorAbortedTakesThePartitionOverAgainInsteadOfLettingItGo(RuntimeException aborted) {
+    void aFencedCommitLetsThePartitionGoAndTakesItOverAgainAfterTheBackoffWhileTheGroupStillGivesItHere(
+            RuntimeException aborted) {
         log.position = 5;
         log.append(5, request("turn-a"));
         partitions.assigned(List.of(P0));
@@ -498,9 +532,58 @@ class OwnedPartitionsTest {
         partitions.commitAll();
 
         assertThat(first.handover).as("the turn stops here and is resumed from Kafka").isDone();
+        assertThat(partitions.owned()).as("let go: not fenced back at once").isEmpty();
+        assertThat(producers.opened).hasSize(1);
+        assertThat(log.paused).containsExactly(P0);
+        assertThat(partitions.retrying()).containsExactly(P0);
+
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+
         assertThat(log.rewound).containsExactly(P0);
         assertThat(partitions.owned()).as("still this gateway's: nobody else would resume its turns")
                 .containsExactly(P0);
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
+                tuple("turn-a", true), tuple("turn-a", true));
+    }
+
+    @Test
+    void aFencedCommitOfAPartitionTheGroupGaveAnotherGatewayNeverFencesThatOneBack() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        partitions.assigned(List.of(P0));
+        producers.opened.get(0).commitTransactionException = new ProducerFencedException(
+                "There is a newer producer with the same transactionalId");
+
+        partitions.commitAll();
+        // the next poll: the consumer learns the partition is lost
+        partitions.lost(List.of(P0));
+        clock.advance(OwnedPartitions.MAX_RETRY_BACKOFF);
+        partitions.retryDue();
+
+        assertThat(producers.opened).as("no second initTransactions").hasSize(1);
+        assertThat(partitions.owned()).isEmpty();
+        assertThat(partitions.healthy()).isTrue();
+    }
+
+    /** A turn's end that could not be written: its transaction is refused, and the partition taken over after a backoff. */
+    @Test
+    void aTransactionLackingATurnsEndIsRefusedAndThePartitionTakenOverAgainAfterTheBackoff() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        partitions.assigned(List.of(P0));
+        TurnRegistry.ActiveTurn first = turns.active("turn-a");
+        TurnPublisher publisher = partitions.owner(P0).publisherFor(request("turn-a"), TraceContext.fresh());
+        publisher.rawEvent("run-turn-a", TraceContext.fresh(), call("call-1").itemDone("sim"));
+        publisher.failTransaction(new IllegalStateException("the schema registry is unreachable"));
+
+        partitions.commitAll();
+
+        assertThat(producers.opened.get(0).commitCount()).as("nothing of it committed").isZero();
+        assertThat(first.handover).isDone();
+        assertThat(partitions.retrying()).containsExactly(P0);
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
                 tuple("turn-a", true), tuple("turn-a", true));
     }
@@ -635,6 +718,8 @@ class OwnedPartitionsTest {
         long committed;
         String committedMetadata = "";
         int failingReads;
+        /** Partitions whose end the next read cannot find: it reads the others. */
+        final Set<TopicPartition> endUnknown = new HashSet<>();
         /** The turn ids of each takeover's reads of its turns, and what runs when a turn's records are read. */
         final List<List<String>> resumedTogether = new ArrayList<>();
         Runnable onTurnRead = () -> { };
@@ -698,7 +783,7 @@ class OwnedPartitionsTest {
         }
 
         @Override
-        public Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> readToEnd(Map<TopicPartition, Long> from) {
+        public TurnResumer.PartitionsRead readToEnd(Map<TopicPartition, Long> from) {
             onRead.run();
             reads.add(Set.copyOf(from.keySet()));
             if (failingReads > 0) {
@@ -706,10 +791,17 @@ class OwnedPartitionsTest {
                 throw new TimeoutException("the read did not reach the high watermark");
             }
             Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read = new HashMap<>();
-            from.forEach((partition, offset) -> read.put(partition, records.stream()
-                    .filter(record -> record.partition() == partition.partition() && record.offset() >= offset)
-                    .toList()));
-            return read;
+            Map<TopicPartition, KafkaException> unreadable = new HashMap<>();
+            from.forEach((partition, offset) -> {
+                if (endUnknown.remove(partition)) {
+                    unreadable.put(partition, new KafkaException("cannot read the end of " + partition,
+                            new NotLeaderOrFollowerException("its leader moves")));
+                } else {
+                    read.put(partition, records.stream().filter(record -> record.partition() == partition.partition()
+                            && record.offset() >= offset).toList());
+                }
+            });
+            return new TurnResumer.PartitionsRead(read, unreadable);
         }
 
         @Override
