@@ -89,7 +89,7 @@ public final class Bench {
         figures.addAll(Figures.isolation(isolation));
         List<String> warnings = Figures.warnings(figures);
         BenchResults results = new BenchResults(machine, settings(), loadBefore, loadAfter, figures, warnings, ladder,
-                sustained, flood, amplification, memory, targets(figures),
+                sustained, flood, amplification, memory, targets(config, figures),
                 LadderRun.round((System.nanoTime() - start) / 1e9));
         write(results, outputDir);
         warnings.forEach(w -> progress.println("WARNING " + w));
@@ -105,17 +105,20 @@ public final class Bench {
         Charts.write(results, outputDir);
     }
 
-    /** The targets, judged on the medians; each measured value shown with its range. */
-    private List<Target> targets(List<Figure> figures) {
+    /**
+     * The targets, judged on the medians; each measured value shown with its range. The latency targets are
+     * issue 23's, in milliseconds, fixed: they were once derived from Kafka Streams' 100 ms commit interval, and
+     * a shorter default interval must lower the measured latency, not the bar.
+     */
+    static List<Target> targets(BenchConfig config, List<Figure> figures) {
         List<Target> targets = new ArrayList<>();
-        long commitMs = commitIntervalMs();
         int turns = config.targetStep();
         target(targets, figures, Figures.FLOOD_VS_PASS_THROUGH, ">= 0.80x", 0.8, true);
         target(targets, figures, Figures.FLOOD_CPU_VS_PASS_THROUGH, "<= 3x", 3, false);
-        target(targets, figures, Figures.emitP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
-        target(targets, figures, Figures.contentP99(turns), "<= " + (commitMs + 50) + " ms", commitMs + 50, false);
-        long appendTarget = commitMs + TopologyConfig.DEFAULT_PUNCTUATE_INTERVAL_MS + 50;
-        target(targets, figures, Figures.appendP99(turns), "<= " + appendTarget + " ms", appendTarget, false);
+        target(targets, figures, Figures.emitP99(turns), "<= 150 ms", 150, false);
+        target(targets, figures, Figures.contentP99(turns), "<= 150 ms", 150, false);
+        target(targets, figures, Figures.appendP99(turns), "<= 250 ms", 250, false);
+        target(targets, figures, Figures.appendP99(1000), "<= 500 ms", 500, false);
         target(targets, figures, Figures.appendLogBytes(turns), "<= 3x", 3, false);
         // the growth rule's bound: emissions grow geometrically by (1 + f), so the sum of emitted
         // contents stays under (1 + f) / f times the final one; one more for envelopes and short items
