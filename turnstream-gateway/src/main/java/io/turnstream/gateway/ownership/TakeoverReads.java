@@ -16,16 +16,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The records of the turns one takeover resumes: each topic ({@code llm.raw-events} by run id, {@code llm.control}
- * and {@code llm.tool-results} by turn id) is read once, for every turn, when a turn first asks for it, from
- * shortly before the earliest turn was accepted; the records are kept by key and decoded as each turn asks. A
- * takeover of a partition with N unfinished turns reads each partition those turns' keys are on once, not N times.
- * Asked from the turns' threads.
+ * and {@code llm.tool-results} by turn id) is read once, for every turn, from shortly before the earliest turn was
+ * accepted; the records are kept by key and decoded as each turn asks. A takeover of a partition with N unfinished
+ * turns reads each partition those turns' keys are on once, not N times. The three topics are read together, each
+ * on a thread of its own, when a turn first asks for any of them: a turn asks for them one after the other, and
+ * each read (a new consumer, its metadata, the ends, the fetch) took about 0.6 s on a loaded cluster, which the
+ * turns waited for in a row before they could call the model again. Asked from the turns' threads.
  */
 final class TakeoverReads implements TurnResumer.TurnLog {
 
@@ -43,8 +47,9 @@ final class TakeoverReads implements TurnResumer.TurnLog {
     private final Set<String> runIds = new HashSet<>();
     private final Set<String> turnIds = new HashSet<>();
     private final Instant since;
-    /** By topic, then by key: what was read. */
-    private final Map<String, Map<String, List<ConsumerRecord<String, byte[]>>>> read = new HashMap<>();
+    /** By topic: its read (by key, what was read), started for every topic at the first ask. */
+    private final Map<String, CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>>> read =
+            new HashMap<>();
     /** By run id: its raw events, decoded once for both {@link #rawEvents} and {@link #unreadableRawEvents}. */
     private final Map<String, DecodedRun> decodedRuns = new HashMap<>();
 
@@ -104,20 +109,49 @@ final class TakeoverReads implements TurnResumer.TurnLog {
         return decodeAll(records(topics.control(), turnIds, turnId), ControlMessage.class);
     }
 
-    /** The records of {@code key} on {@code topic}; the topic is read for all {@code keys} at the first ask. */
+    /**
+     * The records of {@code key} on {@code topic}; the first ask starts the read of every topic for all their keys.
+     * A read that failed is started again at the next ask of its topic.
+     */
     private synchronized List<ConsumerRecord<String, byte[]>> records(String topic, Set<String> keys, String key) {
         if (!keys.contains(key)) {
             throw new IllegalArgumentException(key + " is not a key of the turns this takeover resumes");
         }
-        Map<String, List<ConsumerRecord<String, byte[]>>> byKey = read.get(topic);
-        if (byKey == null) {
-            byKey = new HashMap<>();
-            for (ConsumerRecord<String, byte[]> record : reads.read(topic, keys, since)) {
-                byKey.computeIfAbsent(record.key(), k -> new ArrayList<>()).add(record);
-            }
-            read.put(topic, byKey);
+        if (read.isEmpty()) {
+            startRead(topics.rawEvents(), runIds);
+            startRead(topics.control(), turnIds);
+            startRead(topics.toolResults(), turnIds);
         }
-        return byKey.getOrDefault(key, List.of());
+        CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>> topicRead = read.get(topic);
+        if (topicRead == null) {
+            topicRead = startRead(topic, keys);
+        }
+        try {
+            return topicRead.join().getOrDefault(key, List.of());
+        } catch (CompletionException failed) {
+            read.remove(topic);
+            throw failed.getCause() instanceof RuntimeException cause ? cause : failed;
+        }
+    }
+
+    private CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>> startRead(String topic,
+                                                                                           Set<String> keys) {
+        CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>> topicRead = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try {
+                Map<String, List<ConsumerRecord<String, byte[]>>> byKey = new HashMap<>();
+                for (ConsumerRecord<String, byte[]> record : reads.read(topic, keys, since)) {
+                    byKey.computeIfAbsent(record.key(), k -> new ArrayList<>()).add(record);
+                }
+                topicRead.complete(byKey);
+            } catch (RuntimeException e) {
+                topicRead.completeExceptionally(e);
+            }
+        }, "turnstream-takeover-read-" + topic);
+        reader.setDaemon(true);
+        reader.start();
+        read.put(topic, topicRead);
+        return topicRead;
     }
 
     private <T> List<T> decodeAll(List<ConsumerRecord<String, byte[]>> records, Class<T> type) {

@@ -21,21 +21,29 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.Test;
 
 /**
  * A takeover of a partition with several unfinished turns, without a broker: each topic is read once for all of them
- * (before, once per turn), from a minute before the earliest was accepted, and each turn gets its own records.
+ * (before, once per turn), the three together, from a minute before the earliest was accepted, and each turn gets
+ * its own records.
  */
 class TakeoverReadsTest {
 
     private static final Topics TOPICS = Topics.DEFAULTS;
 
     private final List<ConsumerRecord<String, byte[]>> written = new ArrayList<>();
-    private final Map<String, Integer> readsByTopic = new HashMap<>();
-    private final List<Instant> readSince = new ArrayList<>();
-    private final List<Set<String>> readKeys = new ArrayList<>();
+    private final Map<String, Integer> readsByTopic = new ConcurrentHashMap<>();
+    private final List<Instant> readSince = new CopyOnWriteArrayList<>();
+    private final Map<String, Set<String>> readKeys = new ConcurrentHashMap<>();
+    /** Each read waits here until all three have begun: reads made one after the other never get past it. */
+    private final CountDownLatch allThreeReading = new CountDownLatch(3);
 
     @Test
     void severalUnfinishedTurnsReadEachTopicOnceAndGetTheirOwnRecords() {
@@ -66,11 +74,15 @@ class TakeoverReadsTest {
             }
         }
 
-        assertThat(readsByTopic).as("each topic once for the three turns (no tool results: none waits for some)")
-                .containsExactlyInAnyOrderEntriesOf(Map.of(TOPICS.rawEvents(), 1, TOPICS.control(), 1));
+        assertThat(readsByTopic).as("each topic once for the three turns, all three read together at the first ask")
+                .containsExactlyInAnyOrderEntriesOf(Map.of(TOPICS.rawEvents(), 1, TOPICS.control(), 1,
+                        TOPICS.toolResults(), 1));
         assertThat(readSince).as("from a minute before the earliest was accepted")
                 .containsOnly(Instant.ofEpochMilli(2_000_000 - 60_000));
-        assertThat(readKeys).containsExactly(Set.of("run-a", "run-b", "run-c"), Set.of("turn-a", "turn-b", "turn-c"));
+        assertThat(readKeys).containsExactlyInAnyOrderEntriesOf(Map.of(
+                TOPICS.rawEvents(), Set.of("run-a", "run-b", "run-c"),
+                TOPICS.control(), Set.of("turn-a", "turn-b", "turn-c"),
+                TOPICS.toolResults(), Set.of("turn-a", "turn-b", "turn-c")));
         assertThat(outcomes.get("turn-a")).isInstanceOfSatisfying(TurnProgress.class, progress -> {
             assertThat(progress.started()).isTrue();
             assertThat(progress.endedStatus()).isNull();
@@ -84,7 +96,16 @@ class TakeoverReadsTest {
     private List<ConsumerRecord<String, byte[]>> read(String topic, Set<String> keys, Instant since) {
         readsByTopic.merge(topic, 1, Integer::sum);
         readSince.add(since);
-        readKeys.add(Set.copyOf(keys));
+        readKeys.put(topic, Set.copyOf(keys));
+        allThreeReading.countDown();
+        try {
+            if (!allThreeReading.await(30, TimeUnit.SECONDS)) {
+                throw new KafkaException("the three topics were not read together: " + readsByTopic.keySet());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException(e);
+        }
         return written.stream().filter(record -> record.topic().equals(topic) && keys.contains(record.key())).toList();
     }
 
