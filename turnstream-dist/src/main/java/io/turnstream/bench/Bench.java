@@ -37,6 +37,12 @@ public final class Bench {
 
     public static final String RESULTS_JSON = "results.json";
     public static final String RESULTS_MD = "results.md";
+    /** Issue 23's latency targets: emit p99 and content p99 through appends at the target step (200 turns)... */
+    static final double EMIT_P99_TARGET_MS = 150;
+    static final double APPEND_P99_TARGET_MS = 250;
+    /** ...and content p99 through appends at the ladder's largest default step. */
+    static final int LARGE_STEP = 1000;
+    static final double APPEND_P99_TARGET_MS_AT_1000 = 500;
 
     private final BenchConfig config;
     private final Properties kafkaOverrides;
@@ -115,10 +121,10 @@ public final class Bench {
         int turns = config.targetStep();
         target(targets, figures, Figures.FLOOD_VS_PASS_THROUGH, ">= 0.80x", 0.8, true);
         target(targets, figures, Figures.FLOOD_CPU_VS_PASS_THROUGH, "<= 3x", 3, false);
-        target(targets, figures, Figures.emitP99(turns), "<= 150 ms", 150, false);
-        target(targets, figures, Figures.contentP99(turns), "<= 150 ms", 150, false);
-        target(targets, figures, Figures.appendP99(turns), "<= 250 ms", 250, false);
-        target(targets, figures, Figures.appendP99(1000), "<= 500 ms", 500, false);
+        target(targets, figures, Figures.emitP99(turns), "<= 150 ms", EMIT_P99_TARGET_MS, false);
+        target(targets, figures, Figures.contentP99(turns), "<= 150 ms", EMIT_P99_TARGET_MS, false);
+        target(targets, figures, Figures.appendP99(turns), "<= 250 ms", APPEND_P99_TARGET_MS, false);
+        target(targets, figures, Figures.appendP99(LARGE_STEP), "<= 500 ms", APPEND_P99_TARGET_MS_AT_1000, false);
         target(targets, figures, Figures.appendLogBytes(turns), "<= 3x", 3, false);
         // the growth rule's bound: emissions grow geometrically by (1 + f), so the sum of emitted
         // contents stays under (1 + f) / f times the final one; one more for envelopes and short items

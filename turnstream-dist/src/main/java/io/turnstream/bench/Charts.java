@@ -4,6 +4,7 @@ import io.turnstream.bench.BenchResults.Amplification;
 import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.BenchResults.LadderStep;
 import io.turnstream.bench.BenchResults.StepPairs;
+import java.awt.Color;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.internal.chartpart.Chart;
+import org.knowm.xchart.style.lines.SeriesLines;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
@@ -27,6 +29,8 @@ final class Charts {
     static final String SPREAD_PNG = "ratios-spread.png";
     static final String LATENCY_PNG = "latency-vs-load.png";
     static final String AMPLIFICATION_PNG = "amplification-vs-length.png";
+    private static final Color EMIT = new Color(230, 140, 0);
+    private static final Color APPENDS = new Color(150, 40, 170);
 
     private Charts() {
     }
@@ -52,8 +56,8 @@ final class Charts {
 
     /** One box per ratio: its runs' quartiles and range, so a wide one stands out. */
     private static BoxChart spread(List<Figure> ratios) {
-        BoxChart chart = new BoxChartBuilder().width(200 + 270 * ratios.size()).height(500)
-                .title("Ratios to the baselines, one value per interleaved pair").yAxisTitle("ratio").build();
+        BoxChart chart = new BoxChartBuilder().width(200 + 250 * ratios.size()).height(500)
+                .title("Topology / baseline, one value per interleaved pair").yAxisTitle("ratio").build();
         for (Figure f : ratios) {
             chart.addSeries(label(f.name()), f.spread().values().stream().mapToDouble(Double::doubleValue).toArray());
         }
@@ -62,15 +66,18 @@ final class Charts {
 
     /** Medians per step as lines, every run's p99 as points: the spread shows as a column of points. */
     private static XYChart latency(BenchResults results) {
-        XYChart chart = new XYChartBuilder().width(800).height(500)
-                .title("Latency to a read_committed consumer vs load (lines: medians of the runs)")
+        XYChart chart = new XYChartBuilder().width(900).height(500)
+                .title("Latency to a read_committed reader vs load (lines: medians)")
                 .xAxisTitle("concurrent turns").yAxisTitle("latency (ms, log)").build();
         chart.getStyler().setYAxisLogarithmic(true);
         List<StepPairs> ladder = results.ladder();
         double[] turns = ladder.stream().mapToDouble(StepPairs::turns).toArray();
         series(chart, "emit p50", turns, medians(ladder, StepPairs::topology, s -> s.emitLatency().p50()));
-        series(chart, "emit p99", turns, medians(ladder, StepPairs::topology, s -> s.emitLatency().p99()));
-        series(chart, "content p99 (every delta)", turns, medians(ladder, StepPairs::topology, s -> s.contentLatency().p99()));
+        paint(series(chart, "emit p99", turns, medians(ladder, StepPairs::topology, s -> s.emitLatency().p99())), EMIT);
+        paint(series(chart, "content p99 through appends", turns,
+                medians(ladder, StepPairs::topology, s -> s.appendLatency().p99())), APPENDS);
+        series(chart, "content p99 through upserts (every delta)", turns,
+                medians(ladder, StepPairs::topology, s -> s.contentLatency().p99()));
         List<StepPairs> withBaseline = ladder.stream().filter(s -> !s.passThrough().isEmpty()).toList();
         if (!withBaseline.isEmpty()) {
             series(chart, "pass-through emit p99", withBaseline.stream().mapToDouble(StepPairs::turns).toArray(),
@@ -80,9 +87,22 @@ final class Charts {
         if (!withBaseline.isEmpty()) {
             scatter(chart, "pass-through emit p99, each run", withBaseline, StepPairs::passThrough);
         }
-        series(chart, "target " + results.settings().latencyTargetMs() + " ms", new double[] {turns[0], turns[turns.length - 1]},
-                new double[] {results.settings().latencyTargetMs(), results.settings().latencyTargetMs()});
+        target(chart, "emit p99 target", EMIT, turns, Bench.EMIT_P99_TARGET_MS);
+        target(chart, "appends p99 target", APPENDS, turns, Bench.APPEND_P99_TARGET_MS,
+                Bench.APPEND_P99_TARGET_MS_AT_1000);
         return chart;
+    }
+
+    /** A target as a dashed step line: {@code limits} apply up to 200 turns and from 1,000 turns on. */
+    private static void target(XYChart chart, String name, Color color, double[] turns, double... limits) {
+        double[] y = new double[turns.length];
+        for (int i = 0; i < turns.length; i++) {
+            y[i] = limits.length > 1 && turns[i] >= Bench.LARGE_STEP ? limits[1] : limits[0];
+        }
+        XYSeries series = chart.addSeries(name, turns, y);
+        series.setMarker(SeriesMarkers.NONE);
+        series.setLineStyle(SeriesLines.DASH_DASH);
+        paint(series, color);
     }
 
     private static double[] medians(List<StepPairs> steps, Function<StepPairs, List<LadderStep>> app,
@@ -115,14 +135,23 @@ final class Charts {
                 .map(a -> ratio.applyAsDouble(a)).toList()).median()).toArray();
     }
 
-    private static void series(XYChart chart, String name, double[] x, double[] y) {
-        XYSeries series = chart.addSeries(name, x, y);
-        series.setMarker(SeriesMarkers.CIRCLE);
+    /** A measured line and its target share a colour. */
+    private static void paint(XYSeries series, Color color) {
+        series.setLineColor(color);
+        series.setMarkerColor(color);
     }
 
-    /** "flood throughput vs pass-through": short enough for the axis. */
-    private static String label(String figure) {
-        return figure.replace(", topology / ", " vs ").replace("pass-through Streams", "pass-through");
+    private static XYSeries series(XYChart chart, String name, double[] x, double[] y) {
+        XYSeries series = chart.addSeries(name, x, y);
+        series.setMarker(SeriesMarkers.CIRCLE);
+        return series;
+    }
+
+    /** "emit p99 at 200 turns, topology / pass-through" as "emit p99 @200 / pass-through": narrower than its box. */
+    static String label(String figure) {
+        return figure.replace(", topology / ", " / ").replace("pass-through Streams", "pass-through")
+                .replace("flood throughput", "flood").replace("CPU per event", "CPU/event")
+                .replaceAll(" at (\\d+) turns", " @$1");
     }
 
     private static void scatter(XYChart chart, String name, List<StepPairs> steps, Function<StepPairs, List<LadderStep>> app) {
