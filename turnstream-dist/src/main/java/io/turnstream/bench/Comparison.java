@@ -71,27 +71,55 @@ public final class Comparison {
         return !base.contains(current.median()) && !current.contains(base.median()) ? Verdict.CHANGE : Verdict.NOISE;
     }
 
-    /** The figures of a {@code results.json}; a clear error for a file that is not one or predates them. */
-    public static List<Figure> readFigures(Path resultsJson) throws IOException {
+    /**
+     * Which bench wrote a results file: each has its own figures, so a base of the other kind can only be
+     * an error. Told apart by a field only that kind's file has.
+     */
+    public enum Source {
+        BENCH("results.json", "turnstream bench", "ladder"),
+        CLUSTER("cluster-results.json", "turnstream bench --cluster", "throughput");
+
+        private final String file;
+        private final String command;
+        private final String field;
+
+        Source(String file, String command, String field) {
+            this.file = file;
+            this.command = command;
+            this.field = field;
+        }
+    }
+
+    /**
+     * The figures of a {@code results.json} (or a {@code cluster-results.json}: {@code source}); a clear
+     * error for a file that is not one, is the other bench's, or predates the figures.
+     */
+    public static List<Figure> readFigures(Path resultsJson, Source source) throws IOException {
         JsonNode results;
         try {
             results = Json.MAPPER.readTree(Files.readAllBytes(resultsJson));
         } catch (com.fasterxml.jackson.core.JacksonException e) {
             throw new IOException(resultsJson + " is not JSON: " + e.getOriginalMessage(), e);
         }
+        for (Source other : Source.values()) {
+            if (other != source && results != null && results.has(other.field) && !results.has(source.field)) {
+                throw new IOException(resultsJson + " is a " + other.file + " of " + other.command + ", which has other "
+                        + "figures: compare " + source.command + " with an earlier " + source.file);
+            }
+        }
         JsonNode figures = results == null ? null : results.get("figures");
         if (figures == null || !figures.isArray()) {
-            throw new IOException(resultsJson + " has no \"figures\": not a results.json of turnstream bench, "
-                    + "or one written before figures had a spread (rerun the bench on the base commit)");
+            throw new IOException(resultsJson + " has no \"figures\": not a " + source.file + " of " + source.command
+                    + ", or one written before figures had a spread (rerun the bench on the base commit)");
         }
         return Json.MAPPER.convertValue(figures, new TypeReference<List<Figure>>() { });
     }
 
-    /** Prints the comparison of {@code results} with {@code base} and writes it to {@code comparison.md}. */
-    public static void write(Path basePath, List<Figure> base, BenchResults results, Path outputDir, PrintWriter out)
+    /** Prints the comparison of {@code current} with {@code base} and writes it to {@code file}. */
+    public static void write(Path basePath, List<Figure> base, List<Figure> current, Path file, PrintWriter out)
             throws IOException {
-        String md = markdown(basePath, compare(base, results.figures()));
-        Files.writeString(outputDir.resolve(COMPARISON_MD), md);
+        String md = markdown(basePath, compare(base, current));
+        Files.writeString(file, md);
         out.print(md);
         out.flush();
     }

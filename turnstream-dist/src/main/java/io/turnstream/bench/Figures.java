@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -185,10 +186,15 @@ final class Figures {
 
     /** The warning lines: every ratio measured more than once whose range reaches past +/-20% of its median. */
     static List<String> warnings(List<Figure> figures) {
+        return warnings(figures, f -> f.unit().equals(RATIO));
+    }
+
+    /** The warning lines of the {@code judged} figures measured more than once whose range reaches past +/-20%. */
+    static List<String> warnings(List<Figure> figures, Predicate<Figure> judged) {
         List<String> warnings = new ArrayList<>();
         for (Figure f : figures) {
             Spread s = f.spread();
-            if (f.unit().equals(RATIO) && s.runs() > 1 && s.widerThan(Spread.NOISE_LIMIT)) {
+            if (judged.test(f) && s.runs() > 1 && s.widerThan(Spread.NOISE_LIMIT)) {
                 warnings.add(String.format(Locale.ROOT, "too noisy to judge: %s, median %s, range %s (-%.0f%% / +%.0f%%, "
                                 + "beyond +/-%.0f%%)", f.name(), number(s.median(), f.unit()), range(s, f.unit()),
                         s.below() * 100, s.above() * 100, Spread.NOISE_LIMIT * 100));

@@ -43,16 +43,7 @@ final class ResultsReport {
         md.append("### Figures: median and spread\n\n");
         md.append("Ratios are medians of the per-pair ratios (topology and baseline run alternately, each pair on "
                 + "fresh topics). Range is min-max of the runs, IQR the interquartile range.\n\n");
-        List<List<String>> figures = new ArrayList<>();
-        for (Figure f : r.figures()) {
-            Spread sp = f.spread();
-            boolean one = sp.runs() == 1;
-            figures.add(List.of(f.name(), Figures.number(sp.median(), f.unit()), one ? "" : Figures.range(sp, f.unit()),
-                    one ? "" : String.format(Locale.ROOT, "-%.0f%% / +%.0f%%", sp.below() * 100, sp.above() * 100),
-                    one ? "" : Figures.number(sp.q1(), f.unit()) + "-" + Figures.number(sp.q3(), f.unit()),
-                    Integer.toString(sp.runs())));
-        }
-        md.append(table(List.of("figure", "median", "range", "range around the median", "IQR", "runs"), figures));
+        md.append(figures(r.figures()));
 
         md.append("\n### Targets (judged on the median)\n\n");
         List<List<String>> targets = new ArrayList<>();
@@ -126,6 +117,20 @@ final class ResultsReport {
                     "RocksDB (MB)", "RocksDB detail (MB)"), rows));
         }
         return md.toString();
+    }
+
+    /** One row per figure: its median, range, how far the range reaches from the median, IQR and runs. */
+    static String figures(List<Figure> figures) {
+        List<List<String>> rows = new ArrayList<>();
+        for (Figure f : figures) {
+            Spread sp = f.spread();
+            boolean one = sp.runs() == 1;
+            rows.add(List.of(f.name(), Figures.number(sp.median(), f.unit()), one ? "" : Figures.range(sp, f.unit()),
+                    one ? "" : String.format(Locale.ROOT, "-%.0f%% / +%.0f%%", sp.below() * 100, sp.above() * 100),
+                    one ? "" : Figures.number(sp.q1(), f.unit()) + "-" + Figures.number(sp.q3(), f.unit()),
+                    Integer.toString(sp.runs())));
+        }
+        return table(List.of("figure", "median", "range", "range around the median", "IQR", "runs"), rows);
     }
 
     /** " (3 at 1000 turns)" where a step runs fewer pairs than the others. */

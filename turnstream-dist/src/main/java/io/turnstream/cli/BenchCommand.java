@@ -14,10 +14,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -43,13 +45,19 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cluster", paramLabel = "NODES",
             description = "Instead of the phases: the fault suite as a benchmark on a local cluster of NODES broker "
                     + "processes (3): the topology's throughput with one and with two instances, then two instances of "
-                    + "each service with a topology instance, an executor, a gateway and a broker SIGKILLed in turn; "
-                    + "reports each fault's takeover and charts the latency through the faults (docs/benchmarks.md).")
+                    + "each service with a topology instance, an executor, a gateway and a broker SIGKILLed in turn, "
+                    + "--fault-runs times, each on a fresh cluster; reports each fault's takeover as the median and "
+                    + "spread of the runs and charts the latency through each fault (docs/benchmarks.md).")
     private Integer clusterNodes;
 
     @Option(names = "--turns", paramLabel = "N",
             description = "With --cluster: turns started at once in the fault run (default: 200; quick: 20).")
     private Integer turns;
+
+    @Option(names = "--fault-runs", paramLabel = "R",
+            description = "With --cluster: fault runs, each on a fresh cluster; every fault figure is their median and "
+                    + "spread (default: 3; quick: 1).")
+    private Integer faultRuns;
 
     @Option(names = "--only", paramLabel = "PHASE", split = ",",
             description = "Measure only these phases: flood, ladder, appends (the topology's runs at the target step alone), "
@@ -69,8 +77,9 @@ public final class BenchCommand implements Callable<Integer> {
     private Integer amplificationRuns;
 
     @Option(names = "--compare", paramLabel = "BASE.json",
-            description = "An earlier results.json: prints, per figure, the change and whether it is beyond both "
-                    + "runs' spread (a change) or inside it (noise); also written to comparison.md.")
+            description = "An earlier results.json (with --cluster: cluster-results.json): prints, per figure, the "
+                    + "change and whether it is beyond both runs' spread (a change) or inside it (noise); also written "
+                    + "to comparison.md (cluster-comparison.md).")
     private Path compare;
 
     @Option(names = "--output", paramLabel = "DIR", defaultValue = "bench-results",
@@ -128,42 +137,74 @@ public final class BenchCommand implements Callable<Integer> {
                     + "runs and every service of the fault run.")
     private Path configFile;
 
+    /** The options a cluster run reads; the others are the main bench's and would be silently ignored. */
+    private static final Set<String> CLUSTER_OPTIONS = Set.of("--cluster", "--quick", "--turns", "--fault-runs",
+            "--compare", "--output", "--config");
+    /** The options only a cluster run reads. */
+    private static final Set<String> CLUSTER_ONLY = Set.of("--turns", "--fault-runs");
+
     @Override
     public Integer call() throws Exception {
+        checkCombination();
         BenchConfig config;
         Properties kafka;
         List<Figure> base;
+        ClusterBench.Settings cluster;
         try {
             config = config();
             kafka = Settings.load(configFile, null).kafkaProperties();
-            base = compare == null ? null : Comparison.readFigures(compare);
+            cluster = clusterNodes == null ? null : clusterSettings();
+            base = compare == null ? null
+                    : Comparison.readFigures(compare, cluster == null ? Comparison.Source.BENCH : Comparison.Source.CLUSTER);
         } catch (NoSuchFileException e) {
             throw new CliFailure(ExitCodes.CONFIG, e.getFile() + " does not exist");
         } catch (IOException | IllegalArgumentException e) {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
+        if (cluster != null) {
+            ClusterBench.Results results = new ClusterBench(cluster, kafka, spec.commandLine().getOut()).run(output);
+            if (base != null) {
+                Comparison.write(compare, base, results.figures(), output.resolve(ClusterBench.COMPARISON_MD),
+                        spec.commandLine().getOut());
+            }
+            return ExitCodes.OK;
+        }
+        BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);
+        if (base != null) {
+            Comparison.write(compare, base, results.figures(), output.resolve(Comparison.COMPARISON_MD),
+                    spec.commandLine().getOut());
+        }
+        return ExitCodes.OK;
+    }
+
+    /** A usage error for options that do not go together, before anything is read or started. */
+    private void checkCombination() {
+        List<String> given = spec.commandLine().getParseResult().matchedOptions().stream().map(OptionSpec::longestName)
+                .distinct().toList();
         if (clusterNodes != null) {
             if (clusterNodes < 3) {
                 throw new CliFailure(ExitCodes.USAGE, "--cluster needs at least 3 nodes (one is killed, two keep a quorum)");
             }
-            ClusterBench.Settings settings = quick ? ClusterBench.Settings.quick(clusterNodes)
-                    : ClusterBench.Settings.full(clusterNodes);
-            try {
-                settings = turns == null ? settings : settings.withTurns(turns);
-            } catch (IllegalArgumentException e) {
-                throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
+            List<String> mainOnly = given.stream().filter(o -> !CLUSTER_OPTIONS.contains(o)).toList();
+            if (!mainOnly.isEmpty()) {
+                throw new CliFailure(ExitCodes.USAGE, String.join(", ", mainOnly) + (mainOnly.size() == 1 ? " does" : " do")
+                        + " not go with --cluster, which reads only " + CLUSTER_OPTIONS.stream().sorted()
+                        .collect(Collectors.joining(", ")));
             }
-            new ClusterBench(settings, kafka, spec.commandLine().getOut()).run(output);
-            return ExitCodes.OK;
+            return;
         }
-        if (turns != null) {
-            throw new CliFailure(ExitCodes.USAGE, "--turns goes with --cluster (the ladder's turns are --ladder)");
+        List<String> clusterOnly = given.stream().filter(CLUSTER_ONLY::contains).toList();
+        if (!clusterOnly.isEmpty()) {
+            throw new CliFailure(ExitCodes.USAGE, String.join(", ", clusterOnly) + (clusterOnly.size() == 1 ? " goes" : " go")
+                    + " with --cluster (the ladder's turns are --ladder, its repeats --pairs)");
         }
-        BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);
-        if (base != null) {
-            Comparison.write(compare, base, results, output, spec.commandLine().getOut());
-        }
-        return ExitCodes.OK;
+    }
+
+    private ClusterBench.Settings clusterSettings() {
+        ClusterBench.Settings settings = quick ? ClusterBench.Settings.quick(clusterNodes)
+                : ClusterBench.Settings.full(clusterNodes);
+        settings = turns == null ? settings : settings.withTurns(turns);
+        return faultRuns == null ? settings : settings.withFaultRuns(faultRuns);
     }
 
     private BenchConfig config() {

@@ -140,10 +140,13 @@ public final class ClusterFaultRun {
         this.progress = progress;
     }
 
-    /** On a cluster of its own, which it stops at the end. */
-    public Report run() throws Exception {
+    /**
+     * On a fresh cluster of its own, of {@code nodes} brokers, which it stops at the end: nothing of an earlier
+     * run (groups, transactional ids, leaders moved by the broker's SIGKILL) reaches this one.
+     */
+    public Report run(int nodes) throws Exception {
         Path kafkaDir = dir.resolve("kafka");
-        try (LocalCluster kafka = LocalCluster.start(kafkaDir, 3, PARTITIONS, settings.classpath())) {
+        try (LocalCluster kafka = LocalCluster.start(kafkaDir, nodes, PARTITIONS, settings.classpath())) {
             return run(kafka);
         } finally {
             // beside the services' logs, for a post-mortem: the cluster's own directory is the caller's to delete

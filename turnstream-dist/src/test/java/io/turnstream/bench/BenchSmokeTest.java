@@ -66,7 +66,7 @@ class BenchSmokeTest {
             assertThat(memory.path("heapOpenBytes").asLong()).isPositive();
             assertThat(memory.path("rocksDbBytes").asLong()).isPositive();
         });
-        List<BenchResults.Figure> figures = Comparison.readFigures(out.resolve(Bench.RESULTS_JSON));
+        List<BenchResults.Figure> figures = Comparison.readFigures(out.resolve(Bench.RESULTS_JSON), Comparison.Source.BENCH);
         for (String repeated : List.of(Figures.FLOOD_VS_PASS_THROUGH, Figures.FLOOD_CPU_VS_PASS_THROUGH,
                 "emit p99 at 3 turns, topology / pass-through", "CPU per event at 3 turns, topology / pass-through",
                 Figures.upsertAmplification(100, "seed"), Figures.CHANGELOG_RECORDS, "heap per open turn at 3 turns",

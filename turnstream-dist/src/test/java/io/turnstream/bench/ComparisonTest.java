@@ -73,7 +73,7 @@ class ComparisonTest {
         Path file = Files.write(dir.resolve("results.json"),
                 Json.MAPPER.writeValueAsBytes(Map.of("machine", Map.of(), "figures", List.of(figure))));
 
-        assertThat(Comparison.readFigures(file)).containsExactly(figure);
+        assertThat(Comparison.readFigures(file, Comparison.Source.BENCH)).containsExactly(figure);
     }
 
     @Test
@@ -81,9 +81,9 @@ class ComparisonTest {
         Path old = Files.writeString(dir.resolve("old.json"), "{\"ratios\": {\"floodThroughputVsPassThrough\": 0.82}}");
         Path garbage = Files.writeString(dir.resolve("garbage.json"), "flood 0.82");
 
-        assertThatThrownBy(() -> Comparison.readFigures(old)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> Comparison.readFigures(old, Comparison.Source.BENCH)).isInstanceOf(IOException.class)
                 .hasMessageContaining("has no \"figures\"");
-        assertThatThrownBy(() -> Comparison.readFigures(garbage)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> Comparison.readFigures(garbage, Comparison.Source.BENCH)).isInstanceOf(IOException.class)
                 .hasMessageContaining("is not JSON");
     }
 

@@ -47,6 +47,47 @@ class BenchCommandTest {
         assertThat(dir.resolve("out")).doesNotExist();
     }
 
+    @Test
+    void faultRunsGoWithAClusterRunAndTheMainBenchsOptionsDoNot(@TempDir Path dir) {
+        String out = dir.resolve("out").toString();
+
+        String[] none = run("bench", "--cluster", "3", "--fault-runs", "0", "--output", out);
+        assertThat(none[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(none[1]).contains("fault runs must be at least 1, got 0");
+
+        String[] withoutCluster = run("bench", "--fault-runs", "5", "--output", out);
+        assertThat(withoutCluster[0]).isEqualTo(Integer.toString(ExitCodes.USAGE));
+        assertThat(withoutCluster[1]).contains("--fault-runs goes with --cluster");
+
+        String[] mainOptions = run("bench", "--cluster", "3", "--pairs", "5", "--only", "flood", "--output", out);
+        assertThat(mainOptions[0]).isEqualTo(Integer.toString(ExitCodes.USAGE));
+        assertThat(mainOptions[1]).contains("--pairs, --only do not go with --cluster, which reads only --cluster, "
+                + "--compare, --config, --fault-runs, --output, --quick, --turns");
+        assertThat(dir.resolve("out")).doesNotExist();
+    }
+
+    @Test
+    void aClusterRunComparesOnlyWithAClusterRunAndTheMainBenchOnlyWithItsOwn(@TempDir Path dir) throws IOException {
+        String out = dir.resolve("out").toString();
+        Path main = Files.writeString(dir.resolve("results.json"), "{\"ladder\": [], \"figures\": []}");
+        Path cluster = Files.writeString(dir.resolve("cluster-results.json"), "{\"throughput\": [], \"figures\": []}");
+        Path oldCluster = Files.writeString(dir.resolve("old-cluster-results.json"), "{\"throughput\": [], \"faults\": []}");
+
+        String[] mainAsBase = run("bench", "--cluster", "3", "--compare", main.toString(), "--output", out);
+        assertThat(mainAsBase[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(mainAsBase[1]).contains("results.json is a results.json of turnstream bench, which has other "
+                + "figures: compare turnstream bench --cluster with an earlier cluster-results.json");
+
+        String[] clusterAsBase = run("bench", "--compare", cluster.toString(), "--output", out);
+        assertThat(clusterAsBase[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(clusterAsBase[1]).contains("is a cluster-results.json of turnstream bench --cluster");
+
+        String[] beforeFigures = run("bench", "--cluster", "3", "--compare", oldCluster.toString(), "--output", out);
+        assertThat(beforeFigures[1]).contains("has no \"figures\": not a cluster-results.json of turnstream bench "
+                + "--cluster, or one written before figures had a spread");
+        assertThat(dir.resolve("out")).doesNotExist();
+    }
+
     /** Exit code and standard error. */
     private static String[] run(String... args) {
         StringWriter err = new StringWriter();

@@ -62,7 +62,8 @@ class ClusterFaultsTest {
         }
         ClusterFaultRun.Report run = new ClusterFaultRun(new ClusterFaultRun.Settings(TURNS, MIN_IN_FLIGHT,
                 TOKENS_PER_SECOND, BOUND, System.getProperty("surefire.test.class.path",
-                System.getProperty("java.class.path")), LOGS, new Properties()), dir, new PrintWriter(System.out, true)).run();
+                System.getProperty("java.class.path")), LOGS, new Properties()), dir, new PrintWriter(System.out, true))
+                .run(3);
 
         assertThat(run.faults()).extracting(ClusterFaultRun.Fault::what)
                 .containsExactly("topology instance", "tool executor", "gateway", "broker");
