@@ -118,10 +118,19 @@ public final class ClusterBench {
 
     /**
      * One fault run (from 1), on its own fresh cluster: the machine's load before and after it, the turns it
-     * started in all, its start-up and run time, its faults and its latency per second.
+     * started in all, its start-up and run time, its faults and its latency per second; or, when it failed (a
+     * turn that never streamed again, a service that never got healthy), {@code error} and nothing else.
      */
-    public record FaultRun(int run, LoadAverage loadBefore, LoadAverage loadAfter, int turns, double startupSeconds,
-                           double seconds, List<Fault> faults, List<Second> timeline) {
+    public record FaultRun(int run, LoadAverage loadBefore, LoadAverage loadAfter, String error, int turns,
+                           double startupSeconds, double seconds, List<Fault> faults, List<Second> timeline) {
+
+        static FaultRun failed(int run, LoadAverage loadBefore, LoadAverage loadAfter, String error) {
+            return new FaultRun(run, loadBefore, loadAfter, error, 0, 0, 0, List.of(), List.of());
+        }
+
+        public boolean failed() {
+            return error != null;
+        }
     }
 
     /**
@@ -131,6 +140,22 @@ public final class ClusterBench {
     public record Results(int cpus, LoadAverage loadBefore, LoadAverage loadAfter, Settings settings,
                           List<Figure> figures, List<String> warnings, List<Throughput> throughput,
                           List<FaultRun> faultRuns, double durationSeconds) {
+
+        /** The figures of these runs and their warnings, the failed runs' first. */
+        static Results of(int cpus, LoadAverage loadBefore, LoadAverage loadAfter, Settings settings,
+                          List<Throughput> throughput, List<FaultRun> faultRuns, double durationSeconds) {
+            // qualified: the record's own accessors of these names would hide the class's methods
+            List<Figure> figures = ClusterBench.figures(throughput, faultRuns);
+            List<String> warnings = new ArrayList<>(ClusterBench.failures(faultRuns));
+            warnings.addAll(ClusterBench.warnings(figures));
+            return new Results(cpus, loadBefore, loadAfter, settings, figures, warnings, throughput, faultRuns,
+                    durationSeconds);
+        }
+
+        /** A line per failed fault run, empty when every run completed. */
+        public List<String> failures() {
+            return ClusterBench.failures(faultRuns);
+        }
     }
 
     private final Settings settings;
@@ -176,14 +201,12 @@ public final class ClusterBench {
             List<FloodResult> runs = floods.stream().filter(r -> r.app().equals(FloodRun.instances(n))).toList();
             return new Throughput(n, Spread.of(runs.stream().map(FloodResult::eventsPerSec).toList()), runs);
         }).toList();
-        List<Figure> figures = figures(throughput, faultRuns);
-        List<String> warnings = warnings(figures);
-        Results results = new Results(Runtime.getRuntime().availableProcessors(), before, Resources.loadAverage(),
-                settings, figures, warnings, throughput, faultRuns, LadderRun.round((System.nanoTime() - start) / 1e9));
+        Results results = Results.of(Runtime.getRuntime().availableProcessors(), before, Resources.loadAverage(),
+                settings, throughput, faultRuns, LadderRun.round((System.nanoTime() - start) / 1e9));
         Files.write(outputDir.resolve(RESULTS_JSON), Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsBytes(results));
         Files.writeString(outputDir.resolve(RESULTS_MD), markdown(results));
         chart(results, outputDir.resolve(LATENCY_PNG));
-        warnings.forEach(w -> progress.println("WARNING " + w));
+        results.warnings().forEach(w -> progress.println("WARNING " + w));
         progress.printf("done in %.0f s, load average %s: %s, %s, %s%n", results.durationSeconds(),
                 ResultsReport.load(results.loadAfter()), outputDir.resolve(RESULTS_JSON), outputDir.resolve(RESULTS_MD),
                 outputDir.resolve(LATENCY_PNG));
@@ -218,10 +241,21 @@ public final class ClusterBench {
         progress.printf("fault run %d of %d on a fresh cluster of %d brokers, load average %s%n", run,
                 settings.faultRuns(), settings.nodes(), ResultsReport.load(before));
         progress.flush();
-        ClusterFaultRun.Report report = new ClusterFaultRun(new ClusterFaultRun.Settings(settings.turns(),
-                Math.min(20, settings.turns()), settings.tokensPerSecond(), Duration.ofSeconds(300),
-                System.getProperty("java.class.path"), logs, kafka), dir, progress).run(settings.nodes());
-        return new FaultRun(run, before, Resources.loadAverage(), report.turns().size(),
+        ClusterFaultRun.Report report;
+        try {
+            report = new ClusterFaultRun(new ClusterFaultRun.Settings(settings.turns(), Math.min(20, settings.turns()),
+                    settings.tokensPerSecond(), Duration.ofSeconds(300), System.getProperty("java.class.path"), logs, kafka),
+                    dir, progress).run(settings.nodes());
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            // the runs before and after it still count: the failure is reported with them, not instead of them
+            String error = e.getMessage() + "; logs in " + logs;
+            progress.printf("fault run %d failed: %s%n", run, error);
+            progress.flush();
+            return FaultRun.failed(run, before, Resources.loadAverage(), error);
+        }
+        return new FaultRun(run, before, Resources.loadAverage(), null, report.turns().size(),
                 LadderRun.round(report.startupSeconds()), LadderRun.round(report.seconds()), report.faults(),
                 timeline(report));
     }
@@ -257,6 +291,13 @@ public final class ClusterBench {
     /** The main bench's rule ("too noisy to judge" past +/-20%) on the ratio and every takeover in seconds. */
     static List<String> warnings(List<Figure> figures) {
         return Figures.warnings(figures, f -> f.unit().equals(Figures.RATIO) || f.unit().equals(SECONDS));
+    }
+
+    /** A line per failed fault run: its figures are missing from the medians. */
+    static List<String> failures(List<FaultRun> faultRuns) {
+        return faultRuns.stream().filter(FaultRun::failed).map(r -> String.format(Locale.ROOT,
+                "fault run %d of %d failed, its figures are missing from the medians: %s", r.run(), faultRuns.size(),
+                r.error())).toList();
     }
 
     /** The faults, in the order the runs injected them. */
@@ -304,6 +345,11 @@ public final class ClusterBench {
         md.append(ResultsReport.figures(r.figures()));
         md.append("\n## Fault runs, run by run\n");
         for (FaultRun run : r.faultRuns()) {
+            if (run.failed()) {
+                md.append(String.format(Locale.ROOT, "%n### Run %d: failed; load average %s before, %s after%n%n%s%n",
+                        run.run(), ResultsReport.load(run.loadBefore()), ResultsReport.load(run.loadAfter()), run.error()));
+                continue;
+            }
             md.append(String.format(Locale.ROOT, "%n### Run %d: %d turns; load average %s before, %s after; services ready "
                             + "after %.0f s, run %.0f s%n%n", run.run(), run.turns(), ResultsReport.load(run.loadBefore()),
                     ResultsReport.load(run.loadAfter()), run.startupSeconds(), run.seconds()));

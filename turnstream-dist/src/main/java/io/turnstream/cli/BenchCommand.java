@@ -167,6 +167,10 @@ public final class BenchCommand implements Callable<Integer> {
                 Comparison.write(compare, base, results.figures(), output.resolve(ClusterBench.COMPARISON_MD),
                         spec.commandLine().getOut());
             }
+            List<String> failures = results.failures();
+            if (!failures.isEmpty()) {
+                throw new CliFailure(ExitCodes.FAILURE, String.join("\n", failures));
+            }
             return ExitCodes.OK;
         }
         BenchResults results = new Bench(config, kafka, spec.commandLine().getOut()).run(output);

@@ -133,6 +133,27 @@ class ClusterBenchTest {
     }
 
     @Test
+    void aFailedFaultRunIsLeftOutOfTheMediansAndSaidSoInTheWarningsAndItsRunsSection(@TempDir Path dir) throws Exception {
+        BenchResults.LoadAverage load = new BenchResults.LoadAverage(4.0, 4.0, 4.0);
+        ClusterBench.Results results = results(List.of(run(1, fault("gateway", 77, 34, 10.5)),
+                ClusterBench.FaultRun.failed(2, load, load, "not reached within 300 s: every one of the 20 turns"),
+                run(3, fault("gateway", 75, 60, 9.9))));
+
+        assertThat(find(results.figures(), "gateway SIGKILLed: every task partition again").spread().values())
+                .containsExactly(10.5, 9.9);
+        assertThat(results.failures()).containsExactly("fault run 2 of 3 failed, its figures are missing "
+                + "from the medians: not reached within 300 s: every one of the 20 turns");
+        assertThat(results.warnings()).first().asString().isEqualTo("fault run 2 of 3 failed, its figures are missing "
+                + "from the medians: not reached within 300 s: every one of the 20 turns");
+        assertThat(ClusterBench.markdown(results))
+                .contains("**Warning, fault run 2 of 3 failed, its figures are missing from the medians")
+                .contains("### Run 2: failed; load average 4.00 / 4.00 / 4.00 before");
+        ClusterBench.chart(results, dir.resolve(ClusterBench.LATENCY_PNG));
+        assertThat(ImageIO.read(dir.resolve(ClusterBench.LATENCY_PNG).toFile()).getHeight())
+                .isEqualTo(ClusterBench.PANEL_HEIGHT);
+    }
+
+    @Test
     void aClusterRunComparesWithAnEarlierOneFigureByFigure(@TempDir Path dir) throws Exception {
         ClusterBench.Results before = results(List.of(run(1, fault("gateway", 77, 34, 10.5)),
                 run(2, fault("gateway", 80, 144, 10.9)), run(3, fault("gateway", 75, 60, 10.2))));
@@ -170,7 +191,7 @@ class ClusterBenchTest {
 
     private static ClusterBench.FaultRun run(int run, Fault... faults) {
         BenchResults.LoadAverage load = new BenchResults.LoadAverage((double) run, (double) run, (double) run);
-        return new ClusterBench.FaultRun(run, load, load, 60, 14, 113, List.of(faults),
+        return new ClusterBench.FaultRun(run, load, load, null, 60, 14, 113, List.of(faults),
                 List.of(new ClusterBench.Second(70, 3, 900, 1000), new ClusterBench.Second(80, 3, 900, 9000)));
     }
 
@@ -191,9 +212,8 @@ class ClusterBenchTest {
 
     private static ClusterBench.Results results(List<ClusterBench.FaultRun> runs) {
         BenchResults.LoadAverage load = new BenchResults.LoadAverage(1.0, 2.0, 3.0);
-        List<Figure> figures = ClusterBench.figures(throughput(), runs);
-        return new ClusterBench.Results(2, load, load, ClusterBench.Settings.quick(3).withFaultRuns(runs.size()),
-                figures, ClusterBench.warnings(figures), throughput(), runs, 400);
+        return ClusterBench.Results.of(2, load, load, ClusterBench.Settings.quick(3).withFaultRuns(runs.size()),
+                throughput(), runs, 400);
     }
 
     private static Figure find(List<Figure> figures, String name) {
