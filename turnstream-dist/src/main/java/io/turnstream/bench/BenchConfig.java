@@ -33,13 +33,15 @@ import java.util.stream.Collectors;
  * @param largestStepPairs pairs at the largest ladder step (at most {@code pairs}); lowering it shortens a
  *     run the most, since that step's runs take the longest
  * @param amplificationRuns runs of the write-amplification phase, each on fresh topics and a fresh app
+ * @param floodWarmupPairs at most this many unmeasured flood pairs of full size before the measured ones; they
+ *     stop earlier once the JIT has settled (see {@link FloodRun})
  * @param phases the phases this run measures
  */
 public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measure, Duration drainLimit,
                           int tokensPerSecond, int tokensPerDelta, Range reasoningTokens, Range messageTokens,
                           int floodEvents, List<Integer> itemLengths, double growthFraction, int targetStep,
                           long latencyTargetMs, int partitions, long seed, int pairs, int largestStepPairs,
-                          int amplificationRuns, Set<Phase> phases) {
+                          int amplificationRuns, int floodWarmupPairs, Set<Phase> phases) {
 
     /**
      * What a run can measure: the flood pairs; the ladder (at every step, pairs of the topology and
@@ -102,6 +104,9 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
         if (pairs <= 0 || largestStepPairs <= 0) {
             throw new IllegalArgumentException("pairs must be at least 1, got " + Math.min(pairs, largestStepPairs));
         }
+        if (floodWarmupPairs <= 0) {
+            throw new IllegalArgumentException("flood warm-up pairs must be at least 1, got " + floodWarmupPairs);
+        }
         if (amplificationRuns <= 0) {
             throw new IllegalArgumentException("amplification runs must be at least 1, got " + amplificationRuns);
         }
@@ -116,13 +121,13 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     public static BenchConfig full() {
         return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
-                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 10, EnumSet.allOf(Phase.class));
     }
 
     public static BenchConfig quick() {
         return new BenchConfig(List.of(50, 200), Duration.ofSeconds(3), Duration.ofSeconds(8),
                 Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
-                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 5, 3, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 4, EnumSet.allOf(Phase.class));
     }
 
     public boolean measures(Phase phase) {

@@ -173,7 +173,7 @@ public final class ClusterBench {
         this.flood = new BenchConfig(d.ladder(), d.warmup(), d.measure(), d.drainLimit(), d.tokensPerSecond(),
                 d.tokensPerDelta(), d.reasoningTokens(), d.messageTokens(), settings.floodEvents(), d.itemLengths(),
                 d.growthFraction(), d.targetStep(), d.latencyTargetMs(), ClusterFaultRun.PARTITIONS, d.seed(),
-                settings.runs(), d.largestStepPairs(), d.amplificationRuns(), d.phases());
+                settings.runs(), d.largestStepPairs(), d.amplificationRuns(), d.floodWarmupPairs(), d.phases());
         this.kafka = kafka;
         this.progress = progress;
     }

@@ -1,25 +1,35 @@
 package io.turnstream.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import io.turnstream.bench.BenchResults.FloodResult;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.UiPayloadType;
 import io.turnstream.runtime.StreamsService;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.LongPredicate;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
  * Flood mode: in each pair, a fresh set of raw events is produced as fast as possible, then read on
  * the same broker by the topology, the pass-through Streams app (its baseline) and a plain consumer
- * (the machine's limit), in that order; pairs repeat on fresh topics, after one unmeasured warm-up
- * pair with a fifth of the events. Each rate is the events over the time from the contender being
+ * (the machine's limit), in that order; pairs repeat on fresh topics, after unmeasured warm-up pairs
+ * (below). Each rate is the events over the time from the contender being
  * ready (a Streams app RUNNING, so group join and task assignment are not counted) to its last
  * output record being visible to a read_committed consumer.
+ *
+ * <p>The warm-up: the JIT is what moved the pairs. In a quiet run of 8 pairs after one warm-up pair of a fifth of
+ * the events (2026-11-27, 12:38 UTC), the compilers worked 4.8 s within the topology's first 4.2 s window and
+ * 0.4 s within its eighth 2.1 s one, and the topology's rate rose from 71,120 to 142,005 events/s, the
+ * pass-through's from 188,905 to 252,648; GC took 20-80 ms of a window. So the warm-up runs whole pairs
+ * until neither Streams app's window spends more than {@link #SETTLED_JIT_SHARE} of its time compiling, at most
+ * {@link BenchConfig#floodWarmupPairs()} of them.
  */
 final class FloodRun {
 
@@ -32,6 +42,8 @@ final class FloodRun {
     private static final int PRODUCE_ATTEMPTS = 3;
     // a lost write shows as a batch that never completes: give up on it after this, not the default 2 minutes
     private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(30);
+    // JIT time (all compiler threads) over a window's length; measured pairs stayed at 0.1-0.7 after settling
+    static final double SETTLED_JIT_SHARE = 0.25;
 
     private final BenchCluster cluster;
     private final BenchConfig config;
@@ -45,7 +57,17 @@ final class FloodRun {
 
     /** Every measured pair's results, warm-up left out. */
     List<FloodResult> run() throws Exception {
-        pair(0, Math.max(1, config.floodEvents() / 5));
+        for (int warmup = 1; ; warmup++) {
+            List<FloodResult> streamsApps = pair(-warmup, config.floodEvents()).stream()
+                    .filter(r -> !r.app().equals(CONSUMER)).toList();
+            if (streamsApps.stream().allMatch(FloodRun::settled) || warmup == config.floodWarmupPairs()) {
+                progress.printf("flood warm-up: %s after %d pair(s); JIT %s of the windows%n",
+                        streamsApps.stream().allMatch(FloodRun::settled) ? "settled" : "not settled, measuring anyway",
+                        warmup, String.join(" and ", streamsApps.stream()
+                                .map(r -> String.format(Locale.ROOT, "%.0f%%", 100 * jitShare(r))).toList()));
+                break;
+            }
+        }
         List<FloodResult> results = new ArrayList<>();
         for (int pair = 1; pair <= config.pairs(); pair++) {
             results.addAll(pair(pair, config.floodEvents()));
@@ -53,11 +75,20 @@ final class FloodRun {
         return results;
     }
 
-    /** One pair on fresh topics; pair 0 is the warm-up. */
+    /** The share of a run's window the JIT compilers worked in. */
+    static double jitShare(FloodResult run) {
+        return run.jitMs() / Math.max(1.0, run.seconds() * 1000);
+    }
+
+    private static boolean settled(FloodResult run) {
+        return jitShare(run) <= SETTLED_JIT_SHARE;
+    }
+
+    /** One pair on fresh topics; pairs below 0 are the warm-up's. */
     private List<FloodResult> pair(int pair, int events) throws Exception {
-        String run = pair == 0 ? "warmup" : "p" + pair;
+        String run = pair < 0 ? "warmup" + -pair : "p" + pair;
         progress.printf("flood %s: producing %,d raw events as fast as possible%n",
-                pair == 0 ? "warm-up (not measured)" : "pair " + pair + " of " + config.pairs(), events);
+                pair < 0 ? "warm-up pair " + -pair + " (not measured)" : "pair " + pair + " of " + config.pairs(), events);
         progress.flush();
         Produced produced = produce("flood-" + run, events);
         Topics topics = produced.topics();
@@ -143,6 +174,34 @@ final class FloodRun {
     }
 
     /**
+     * Whether an upsert envelope ends its turn ({@code turn_completed} or {@code turn_error}). It reads only as far
+     * as the payload's {@code type}, which comes before the content, so the topology's tail does about what the
+     * pass-through's does (count records) on the two cores it shares with the measured app; it used to bind every
+     * upsert whole, content included.
+     */
+    static boolean closesTurn(byte[] envelope) throws IOException {
+        try (JsonParser json = Json.MAPPER.getFactory().createParser(envelope)) {
+            if (json.nextToken() != JsonToken.START_OBJECT) {
+                return false;
+            }
+            boolean inPayload = false;
+            for (JsonToken token = json.nextToken(); token == JsonToken.FIELD_NAME; token = json.nextToken()) {
+                String field = json.currentName();
+                JsonToken value = json.nextToken();
+                if (!inPayload && field.equals("payload") && value == JsonToken.START_OBJECT) {
+                    inPayload = true;
+                } else if (inPayload && field.equals("type")) {
+                    UiPayloadType type = UiPayloadType.fromWire(json.getText());
+                    return type == UiPayloadType.TURN_COMPLETED || type == UiPayloadType.TURN_ERROR;
+                } else {
+                    json.skipChildren();
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
      * Tails {@code output} until done: {@code outputDone} by record count, or (the topology) until
      * {@code closedTurns} turns have closed. The time runs from {@code startNanos} (the app is
      * RUNNING, or the consumer about to start) to the last output record; CPU is of the app's
@@ -154,6 +213,9 @@ final class FloodRun {
         long[] closed = new long[1];
         long[] last = {0};
         long cpu0 = Resources.threadsCpuNanos(threads);
+        long jit0 = Resources.jitMillis();
+        long gc0 = Resources.gcMillis();
+        long tailCpu;
         Duration limit = Duration.ofSeconds(Math.max(120, events / 1_000));
         boolean done;
         long cpu;
@@ -161,12 +223,8 @@ final class FloodRun {
             synchronized (count) {
                 count[0]++;
                 last[0] = visible;
-                if (closedTurns != null) {
-                    JsonNode payload = Json.MAPPER.readTree(record.value()).path("payload");
-                    UiPayloadType type = UiPayloadType.fromWire(payload.path("type").asText());
-                    if (type == UiPayloadType.TURN_COMPLETED || type == UiPayloadType.TURN_ERROR) {
-                        closed[0]++;
-                    }
+                if (closedTurns != null && closesTurn(record.value())) {
+                    closed[0]++;
                 }
             }
         })) {
@@ -176,15 +234,20 @@ final class FloodRun {
                 }
             }, limit);
             cpu = Resources.threadsCpuNanos(threads) - cpu0;
+            tailCpu = Resources.threadsCpuNanos(TopicTail.threadName(output));
         }
+        long jit = Resources.jitMillis() - jit0;
+        long gc = Resources.gcMillis() - gc0;
         if (!done) {
             throw new IllegalStateException(name + " did not finish " + events + " flood events within " + limit.toSeconds() + " s");
         }
         double seconds = Math.max(1e-3, (last[0] - startNanos) / 1e9);
         FloodResult result = new FloodResult(name, pair, events, LadderRun.round(seconds), LadderRun.round(events / seconds),
-                count[0], LadderRun.round(count[0] / seconds), LadderRun.perThousand(cpu, events));
-        progress.printf("  %-22s %,10.0f events/s  (%,d output records, %.2f ms CPU per 1,000 events)%n", name,
-                result.eventsPerSec(), count[0], result.appCpuMsPer1000Events());
+                count[0], LadderRun.round(count[0] / seconds), LadderRun.perThousand(cpu, events), jit, gc,
+                LadderRun.round(tailCpu / 1e6));
+        progress.printf("  %-22s %,10.0f events/s  (%,d output records, %.2f ms CPU per 1,000 events; in the window"
+                        + " JIT %,d ms, GC %,d ms, tail CPU %,.0f ms)%n", name,
+                result.eventsPerSec(), count[0], result.appCpuMsPer1000Events(), jit, gc, result.tailCpuMs());
         progress.flush();
         return result;
     }

@@ -34,6 +34,21 @@ final class Resources {
         return total;
     }
 
+    /** Milliseconds the JIT compilers have spent since the JVM started (0 where the JVM does not say). */
+    static long jitMillis() {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
+    }
+
+    /** Milliseconds every garbage collector has spent since the JVM started. */
+    static long gcMillis() {
+        long total = 0;
+        for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            total += Math.max(0, gc.getCollectionTime());
+        }
+        return total;
+    }
+
     /** CPU time of the whole process: broker, load producer, consumers and applications. */
     static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())

@@ -115,6 +115,11 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--flood-events", paramLabel = "N", description = "Raw events in the flood runs (default: 300000; quick: 50000).")
     private Integer floodEvents;
 
+    @Option(names = "--flood-warmup-pairs", paramLabel = "N",
+            description = "At most N unmeasured flood pairs of full size before the measured ones; they stop as soon as"
+                    + " the JIT has settled (default: 10; quick: 4).")
+    private Integer floodWarmupPairs;
+
     @Option(names = "--item-lengths", paramLabel = "TOKENS", split = ",",
             description = "Item lengths of the amplification runs (default: 100,1000,10000,100000; quick: up to 10000).")
     private List<Integer> itemLengths;
@@ -232,6 +237,7 @@ public final class BenchCommand implements Callable<Integer> {
                 pairs != null ? pairs : d.pairs(),
                 largestStepPairs != null ? largestStepPairs : d.largestStepPairs(),
                 amplificationRuns != null ? amplificationRuns : d.amplificationRuns(),
+                floodWarmupPairs != null ? floodWarmupPairs : d.floodWarmupPairs(),
                 only != null ? only.stream().map(Phase::parse).collect(Collectors.toSet()) : d.phases());
     }
 }

@@ -38,6 +38,7 @@ class BenchConfigTest {
     private static BenchConfig with(BenchConfig d, List<Integer> ladder, int pairs, int largestStepPairs, Set<Phase> phases) {
         return new BenchConfig(ladder, d.warmup(), d.measure(), d.drainLimit(), d.tokensPerSecond(), d.tokensPerDelta(),
                 d.reasoningTokens(), d.messageTokens(), d.floodEvents(), d.itemLengths(), d.growthFraction(), d.targetStep(),
-                d.latencyTargetMs(), d.partitions(), d.seed(), pairs, largestStepPairs, d.amplificationRuns(), phases);
+                d.latencyTargetMs(), d.partitions(), d.seed(), pairs, largestStepPairs, d.amplificationRuns(), d.floodWarmupPairs(),
+                phases);
     }
 }

@@ -24,7 +24,7 @@ class BenchSmokeTest {
     // The drain limit only bounds the wait for a slow (shared, loaded) machine; a fast one drains at once.
     private static final BenchConfig TINY = new BenchConfig(List.of(3), Duration.ofSeconds(1), Duration.ofSeconds(2),
             Duration.ofSeconds(60), 200, 4, new BenchConfig.Range(10, 20), new BenchConfig.Range(20, 60), 2_000,
-            List.of(100), 0.25, 3, 250, 2, 7, 2, 2, 2, EnumSet.allOf(BenchConfig.Phase.class));
+            List.of(100), 0.25, 3, 250, 2, 7, 2, 2, 2, 1, EnumSet.allOf(BenchConfig.Phase.class));
 
     @Test
     void aTinyRunWritesEveryFigure(@TempDir Path out) throws Exception {
