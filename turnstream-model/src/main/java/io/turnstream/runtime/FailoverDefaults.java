@@ -16,8 +16,15 @@ public final class FailoverDefaults {
      * a member that stops heartbeating (SIGKILL, lost machine) leaves the group after 6 s, not Kafka's 45 s.
      */
     public static final String SESSION_TIMEOUT_MS = "6000";
-    /** A third of the session timeout at most, as Kafka advises: two lost heartbeats are not a death. */
-    public static final String HEARTBEAT_INTERVAL_MS = "1500";
+    /**
+     * How soon a survivor hears that a dead member's session expired: the coordinator does not tell the other
+     * members, each learns it from the answer to its next heartbeat. The dead member's session counts from its last
+     * heartbeat, so from a SIGKILL to the survivor's rejoin takes the session timeout plus or minus up to one
+     * interval: 4.5 to 7.5 s at 1.5 s, 5.5 to 6.5 s at 0.5 s (the same 6 s on average, a second less at worst). The
+     * price is two heartbeat requests a second per member instead of two every three seconds. Well under a third
+     * of the session timeout, as Kafka asks: a few lost heartbeats are not a death.
+     */
+    public static final String HEARTBEAT_INTERVAL_MS = "500";
     /**
      * How long a dead producer's open transaction blocks read_committed readers when no new owner
      * fences it (the broker aborts it this long after it began, at its next abort check).
@@ -27,9 +34,16 @@ public final class FailoverDefaults {
      * The transaction timeout of a producer whose successor fences it by its transactional id (a gateway's
      * turn producer, one per partition): the next owner aborts a dead one's transaction as it takes the
      * partition over, so this bounds only what no successor takes (every gateway gone) and must outlast the
-     * longest transaction a live owner keeps open (a busy takeover of several partitions).
+     * longest transaction a live owner keeps open. The longest is one open while a broker dies: its writes to the
+     * partitions that broker led, and its commit if it was the transaction coordinator, wait until the controllers
+     * fence it ({@code broker.session.timeout.ms}, 9 s by default) and new leaders take over, 11 s and more after
+     * the transaction began. A transaction older than its timeout is aborted by the coordinator, which bumps the
+     * producer's epoch to fence it ({@code TransactionCoordinator.abortTimedOutTransactions}): the live owner's
+     * commit then fails with {@code InvalidProducerEpochException} and it takes its own partition over again,
+     * calling the model again for every turn streaming there (10 s did that once a broker failover in a cluster
+     * run). 30 s outlasts a failover with room for a loaded machine; Kafka's producer default is 60 s.
      */
-    public static final String FENCED_TRANSACTION_TIMEOUT_MS = "10000";
+    public static final String FENCED_TRANSACTION_TIMEOUT_MS = "30000";
 
     private FailoverDefaults() {
     }
