@@ -114,6 +114,8 @@ public final class Gateway implements AutoCloseable {
         this.producer = new GatewayProducer(settings.kafkaProperties(), topics, wire);
         producer.bindTo(serviceMetrics);
         this.resumer = new TurnResumer(settings.kafkaProperties(), topics, wire);
+        // a takeover's reads then find their consumers connected (docs/gateway.md, "Takeover")
+        resumer.warmUp();
         TurnInbox startedInbox = null;
         TurnViews startedViews = null;
         UsageFeed startedUsageFeed = null;

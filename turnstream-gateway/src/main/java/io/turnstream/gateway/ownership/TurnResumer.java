@@ -13,7 +13,9 @@ import io.turnstream.runtime.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -21,6 +23,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
@@ -56,16 +60,92 @@ public final class TurnResumer implements AutoCloseable {
     private static final Duration READ_LIMIT = Duration.ofSeconds(60);
     private static final Duration TOPIC_WAIT = Duration.ofSeconds(30);
 
-    private final Properties kafkaProperties;
+    /** A takeover reads four topics, three of them at once: as many consumers are kept open between reads. */
+    static final int KEPT_CONSUMERS = 4;
+
     private final Topics topics;
     private final WireFormat format;
     private final Admin admin;
+    private final Supplier<GrouplessConsumer> consumers;
+    /**
+     * Read consumers kept open between reads, their metadata and connections to the brokers ready: a new consumer
+     * first fetches the metadata, then connects to each leader it reads from, which a takeover waited for before every
+     * read (its turns' requests, then their raw events, cancels and tool results).
+     */
+    private final Deque<GrouplessConsumer> idle = new ArrayDeque<>();
+    private boolean closed;
 
     public TurnResumer(Properties kafkaProperties, Topics topics, WireFormat format) {
-        this.kafkaProperties = kafkaProperties;
+        this(topics, format, Admin.create(kafkaProperties), () -> new GrouplessConsumer(CLIENT_ID, kafkaProperties));
+    }
+
+    TurnResumer(Topics topics, WireFormat format, Admin admin, Supplier<GrouplessConsumer> consumers) {
         this.topics = topics;
         this.format = format;
-        this.admin = Admin.create(kafkaProperties);
+        this.admin = admin;
+        this.consumers = consumers;
+    }
+
+    /**
+     * Opens the consumers the next takeover reads with, each with the metadata of the topics a takeover reads and a
+     * connection to their leaders, on a thread of its own: the first takeover need not wait for that.
+     */
+    public void warmUp() {
+        Thread warming = new Thread(() -> {
+            List<String> read = List.of(topics.turnRequests(), topics.rawEvents(), topics.control(),
+                    topics.toolResults());
+            List<GrouplessConsumer> opened = new ArrayList<>();
+            try {
+                for (int i = 0; i < KEPT_CONSUMERS; i++) {
+                    GrouplessConsumer consumer = consumers.get();
+                    opened.add(consumer);
+                    consumer.offsets(consumer.partitionsOf(read, TOPIC_WAIT), TopicReader.Start.END);
+                }
+            } catch (RuntimeException e) {
+                // only a head start: a takeover opens what it lacks
+                LOG.debug("could not open the takeover's read consumers ahead: {}", e.getMessage());
+            }
+            opened.forEach(this::giveBack);
+        }, "turnstream-gateway-resume-warm-up");
+        warming.setDaemon(true);
+        warming.start();
+    }
+
+    /** Reads with a kept consumer (a new one when none is idle), kept again after a read that did not fail. */
+    private <T> T withConsumer(Function<GrouplessConsumer, T> read) {
+        GrouplessConsumer consumer;
+        synchronized (idle) {
+            consumer = idle.pollFirst();
+        }
+        if (consumer == null) {
+            consumer = consumers.get();
+        }
+        T result;
+        try {
+            result = read.apply(consumer);
+        } catch (RuntimeException e) {
+            consumer.close();
+            throw e;
+        }
+        giveBack(consumer);
+        return result;
+    }
+
+    private void giveBack(GrouplessConsumer consumer) {
+        synchronized (idle) {
+            if (!closed && idle.size() < KEPT_CONSUMERS) {
+                idle.addFirst(consumer);
+                return;
+            }
+        }
+        consumer.close();
+    }
+
+    /** How many read consumers are open and idle. */
+    int idleConsumers() {
+        synchronized (idle) {
+            return idle.size();
+        }
     }
 
     /**
@@ -154,23 +234,39 @@ public final class TurnResumer implements AutoCloseable {
      */
     private List<ConsumerRecord<String, byte[]>> readKeys(String topic, Set<String> keys, Instant since) {
         List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-        try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
+        long started = System.nanoTime();
+        int[] scanned = {0};
+        return withConsumer(reads -> {
             Set<TopicPartition> partitions = new HashSet<>();
             for (String key : keys) {
                 partitions.add(partitionOf(reads, topic, key));
             }
+            long partitionsFound = System.nanoTime();
             Map<TopicPartition, KafkaException> unreadable = new HashMap<>();
             Map<TopicPartition, Long> ends = highWatermarks(partitions, unreadable);
             if (!unreadable.isEmpty()) {
                 throw unreadable.values().iterator().next();
             }
-            readToHighWatermark(reads, reads.offsets(partitions, TopicReader.Start.since(since)), ends, record -> {
+            Map<TopicPartition, Long> from = reads.offsets(partitions, TopicReader.Start.since(since));
+            long startFound = System.nanoTime();
+            readToHighWatermark(reads, from, ends, record -> {
+                scanned[0]++;
                 if (keys.contains(record.key())) {
                     records.add(record);
                 }
             });
-        }
-        return records;
+            // where a takeover's reads spend their time (docs/gateway.md, "Takeover")
+            LOG.info("read {} for {} key(s) in {} ms: {} record(s), {} of them theirs, from {} partition(s) (the "
+                            + "partitions in {} ms, where to start and end in {} ms, the records in {} ms)", topic,
+                    keys.size(), millisSince(started), scanned[0], records.size(), partitions.size(),
+                    (partitionsFound - started) / 1_000_000, (startFound - partitionsFound) / 1_000_000,
+                    millisSince(startFound));
+            return records;
+        });
+    }
+
+    private static long millisSince(long nanos) {
+        return (System.nanoTime() - nanos) / 1_000_000;
     }
 
     /** The partition {@code key} is written to (the producers' default partitioner). */
@@ -195,20 +291,29 @@ public final class TurnResumer implements AutoCloseable {
      * @throws KafkaException when the read itself fails: none of them is read
      */
     PartitionsRead readToEnd(Map<TopicPartition, Long> from) {
+        long started = System.nanoTime();
         Map<TopicPartition, KafkaException> unreadable = new HashMap<>();
         Map<TopicPartition, Long> ends = highWatermarks(from.keySet(), unreadable);
+        long endsFound = System.nanoTime();
         Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> records = new HashMap<>();
         Map<TopicPartition, Long> readable = new HashMap<>();
         ends.keySet().forEach(partition -> {
             records.put(partition, new ArrayList<>());
             readable.put(partition, from.get(partition));
         });
+        int[] read = {0};
         if (!readable.isEmpty()) {
-            try (GrouplessConsumer reads = new GrouplessConsumer(CLIENT_ID, kafkaProperties)) {
-                readToHighWatermark(reads, readable, ends, record -> records.get(new TopicPartition(record.topic(),
-                        record.partition())).add(record));
-            }
+            withConsumer(reads -> {
+                readToHighWatermark(reads, readable, ends, record -> {
+                    read[0]++;
+                    records.get(new TopicPartition(record.topic(), record.partition())).add(record);
+                });
+                return read[0];
+            });
         }
+        LOG.info("read {} partition(s) of {} to their end in {} ms: {} record(s) (the ends in {} ms, the records in {} "
+                + "ms)", readable.size(), topics.turnRequests(), millisSince(started), read[0],
+                (endsFound - started) / 1_000_000, millisSince(endsFound));
         return new PartitionsRead(records, unreadable);
     }
 
@@ -243,6 +348,13 @@ public final class TurnResumer implements AutoCloseable {
 
     @Override
     public void close() {
+        List<GrouplessConsumer> open;
+        synchronized (idle) {
+            closed = true;
+            open = List.copyOf(idle);
+            idle.clear();
+        }
+        open.forEach(GrouplessConsumer::close);
         admin.close(Duration.ofSeconds(5));
     }
 }
