@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * turns reads each partition those turns' keys are on once, not N times. The three topics are read together, each
  * on a thread of its own, when a turn first asks for any of them: a turn asks for them one after the other, and
  * each read (a new consumer, its metadata, the ends, the fetch) took about 0.6 s on a loaded cluster, which the
- * turns waited for in a row before they could call the model again. Asked from the turns' threads.
+ * turns waited for in a row before they could call the model again. Asked from the turns' threads, each of which
+ * waits only for the reads of the topics it asks for.
  */
 final class TakeoverReads implements TurnResumer.TurnLog {
 
@@ -47,11 +49,11 @@ final class TakeoverReads implements TurnResumer.TurnLog {
     private final Set<String> runIds = new HashSet<>();
     private final Set<String> turnIds = new HashSet<>();
     private final Instant since;
-    /** By topic: its read (by key, what was read), started for every topic at the first ask. */
+    /** By topic: its read (by key, what was read), started for every topic at the first ask; guarded by itself. */
     private final Map<String, CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>>> read =
             new HashMap<>();
     /** By run id: its raw events, decoded once for both {@link #rawEvents} and {@link #unreadableRawEvents}. */
-    private final Map<String, DecodedRun> decodedRuns = new HashMap<>();
+    private final Map<String, DecodedRun> decodedRuns = new ConcurrentHashMap<>();
 
     /** A run's raw events that could be read, and where those are that could not, each with why. */
     private record DecodedRun(List<StreamPayload> events, List<String> unreadable) {
@@ -79,12 +81,16 @@ final class TakeoverReads implements TurnResumer.TurnLog {
         return decodedRun(runId).unreadable();
     }
 
-    private synchronized DecodedRun decodedRun(String runId) {
+    private DecodedRun decodedRun(String runId) {
         DecodedRun decoded = decodedRuns.get(runId);
-        if (decoded == null) {
+        if (decoded != null) {
+            return decoded;
+        }
+        List<ConsumerRecord<String, byte[]>> records = records(topics.rawEvents(), runIds, runId);
+        return decodedRuns.computeIfAbsent(runId, run -> {
             List<StreamPayload> events = new ArrayList<>();
             List<String> unreadable = new ArrayList<>();
-            for (ConsumerRecord<String, byte[]> record : records(topics.rawEvents(), runIds, runId)) {
+            for (ConsumerRecord<String, byte[]> record : records) {
                 try {
                     events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload());
                 } catch (IOException | RuntimeException e) {
@@ -93,10 +99,8 @@ final class TakeoverReads implements TurnResumer.TurnLog {
                             + e.getMessage() + ")");
                 }
             }
-            decoded = new DecodedRun(events, unreadable);
-            decodedRuns.put(runId, decoded);
-        }
-        return decoded;
+            return new DecodedRun(events, unreadable);
+        });
     }
 
     @Override
@@ -111,25 +115,32 @@ final class TakeoverReads implements TurnResumer.TurnLog {
 
     /**
      * The records of {@code key} on {@code topic}; the first ask starts the read of every topic for all their keys.
-     * A read that failed is started again at the next ask of its topic.
+     * A read that failed is started again at the next ask of its topic. A turn waits for its topic's read only, and
+     * without holding the others up: one that waits for the tool results' read (a turn waiting for tools) does not
+     * keep the turns that need only their raw events and cancels from calling the model again.
      */
-    private synchronized List<ConsumerRecord<String, byte[]>> records(String topic, Set<String> keys, String key) {
+    private List<ConsumerRecord<String, byte[]>> records(String topic, Set<String> keys, String key) {
         if (!keys.contains(key)) {
             throw new IllegalArgumentException(key + " is not a key of the turns this takeover resumes");
         }
-        if (read.isEmpty()) {
-            startRead(topics.rawEvents(), runIds);
-            startRead(topics.control(), turnIds);
-            startRead(topics.toolResults(), turnIds);
-        }
-        CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>> topicRead = read.get(topic);
-        if (topicRead == null) {
-            topicRead = startRead(topic, keys);
+        CompletableFuture<Map<String, List<ConsumerRecord<String, byte[]>>>> topicRead;
+        synchronized (read) {
+            if (read.isEmpty()) {
+                startRead(topics.rawEvents(), runIds);
+                startRead(topics.control(), turnIds);
+                startRead(topics.toolResults(), turnIds);
+            }
+            topicRead = read.get(topic);
+            if (topicRead == null) {
+                topicRead = startRead(topic, keys);
+            }
         }
         try {
             return topicRead.join().getOrDefault(key, List.of());
         } catch (CompletionException failed) {
-            read.remove(topic);
+            synchronized (read) {
+                read.remove(topic, topicRead);
+            }
             throw failed.getCause() instanceof RuntimeException cause ? cause : failed;
         }
     }

@@ -1,9 +1,13 @@
 package io.turnstream.gateway.ownership;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
+import io.turnstream.gateway.provider.StepOutcome;
+import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.ControlMessage;
@@ -11,16 +15,19 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
+import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -91,6 +98,65 @@ class TakeoverReadsTest {
         assertThat(outcomes.get("turn-b")).isInstanceOfSatisfying(TurnProgress.class, progress ->
                 assertThat(progress.endedStatus()).isEqualTo(ResponseStatus.COMPLETE));
         assertThat(outcomes.get("turn-c")).asString().startsWith("its raw event at " + TOPICS.rawEvents() + "-0@4 (");
+    }
+
+    @Test
+    void aTurnWaitingForTheToolResultsReadDoesNotHoldUpTheTurnsThatNeedOnlyTheirRawEvents() throws Exception {
+        TurnRequestRecord waiting = request("a", 3_000_000);
+        TurnRequestRecord streaming = request("b", 3_000_000);
+        ToolCallRequest call = new ToolCallRequest("run-a-s1-1", "call-1", "read_file", "{}");
+        List<TurnRequestRecord> waitingSteps = List.of(waiting.stepDone(1, TurnProgress.checkpoint("m", null, null,
+                new StepOutcome(ResponseStatus.COMPLETE, "tool_calls", null, List.of(call),
+                        Json.MAPPER.createArrayNode(), null, false, false, null, 2), false, null)));
+        for (TurnRequestRecord turn : List.of(waiting, streaming)) {
+            rawEvent(turn.runId(), new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), "thread-1", null, "m",
+                    "simulated", 1L));
+        }
+        ToolResult result = new ToolResult("call-1", "turn-a", "read_file", true, TextNode.valueOf("text"), null, 1, 2);
+        written.add(new ConsumerRecord<>(TOPICS.toolResults(), 0, written.size(), "turn-a", Json.toBytes(result)));
+        CountDownLatch toolResultsMayEnd = new CountDownLatch(1);
+        TakeoverReads reads = new TakeoverReads(List.of(waiting, streaming), TOPICS, WireFormat.JSON,
+                (topic, keys, since) -> {
+                    if (topic.equals(TOPICS.toolResults()) && !released(toolResultsMayEnd)) {
+                        throw new KafkaException("the test never let the tool results' read end");
+                    }
+                    return written.stream().filter(record -> record.topic().equals(topic)
+                            && keys.contains(record.key())).toList();
+                });
+        TurnRegistry registry = new TurnRegistry();
+        TurnRegistry.ActiveTurn waitingTurn = registry.register(new TurnStatus("turn-a", "thread-1", "run-a",
+                TurnPhase.RUNNING));
+        TurnRegistry.ActiveTurn streamingTurn = registry.register(new TurnStatus("turn-b", "thread-1", "run-b",
+                TurnPhase.RUNNING));
+        // the first ask starts the three reads; the raw events' and the cancels' end at once
+        reads.commands("turn-b", Instant.EPOCH);
+        reads.rawEvents("run-b", Instant.EPOCH);
+
+        CompletableFuture<TurnProgress> waitingProgress = new CompletableFuture<>();
+        Thread waitingThread = new Thread(() -> waitingProgress.complete(
+                TurnResumer.progress(waiting, waitingSteps, "m", waitingTurn, reads)), "turn-a");
+        waitingThread.start();
+        await("turn a waits for the tool results' read").atMost(Duration.ofSeconds(30))
+                .until(() -> waitingThread.getState() == Thread.State.WAITING);
+
+        TurnProgress streamingProgress = CompletableFuture.supplyAsync(() -> TurnResumer.progress(streaming,
+                List.of(), "m", streamingTurn, reads)).get(30, TimeUnit.SECONDS);
+
+        assertThat(streamingProgress.started()).as("turn b is resumed while the tool results are still being read")
+                .isTrue();
+        assertThat(waitingProgress).isNotDone();
+        toolResultsMayEnd.countDown();
+        assertThat(waitingProgress.get(30, TimeUnit.SECONDS).awaiting().calls()).containsExactly(call);
+        assertThat(waitingTurn.result("call-1")).isCompletedWithValue(result);
+    }
+
+    private static boolean released(CountDownLatch latch) {
+        try {
+            return latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private List<ConsumerRecord<String, byte[]>> read(String topic, Set<String> keys, Instant since) {
