@@ -120,7 +120,7 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
 
     public static BenchConfig full() {
         return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(5), Duration.ofSeconds(10),
-                Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 300_000,
+                Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 1_000_000,
                 List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 10, EnumSet.allOf(Phase.class));
     }
 

@@ -112,7 +112,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--message-tokens", paramLabel = "MIN..MAX", description = "Message item length (default: 200..2000).")
     private String messageTokens;
 
-    @Option(names = "--flood-events", paramLabel = "N", description = "Raw events in the flood runs (default: 300000; quick: 50000).")
+    @Option(names = "--flood-events", paramLabel = "N", description = "Raw events in the flood runs (default: 1000000; quick: 50000).")
     private Integer floodEvents;
 
     @Option(names = "--flood-warmup-pairs", paramLabel = "N",
