@@ -10,7 +10,8 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * Tool-call partitions moving between executor instances: a revoked partition's calls stop and what was
- * answered is published while it is still ours; a newly assigned one gets its ledger marks restored.
+ * answered is published while it is still ours; a newly assigned one gets its ledger marks restored (and so does
+ * every partition after the executor's producer was fenced, see {@link ToolExecutorService}).
  */
 final class CallPartitionsRebalance implements ConsumerRebalanceListener {
 
@@ -52,6 +53,11 @@ final class CallPartitionsRebalance implements ConsumerRebalanceListener {
 
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        restoreLedger(partitions);
+    }
+
+    /** Reads the ledger marks of these partitions again, from their committed offsets on, as a newly assigned owner does. */
+    void restoreLedger(Collection<TopicPartition> partitions) {
         if (partitions.isEmpty()) {
             return;
         }

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The executor's transactional producer: publishes a batch of the outbox together with the consumer
- * offsets it completes, and after a failed transaction aborts it, or replaces itself when it cannot.
+ * offsets it completes, and after a failed transaction aborts it, or replaces itself when it cannot or was fenced.
  */
 final class ResultTransactions implements AutoCloseable {
 
@@ -79,12 +79,15 @@ final class ResultTransactions implements AutoCloseable {
         } catch (ProducerFencedException | FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
-            replaceProducer();
+            renew();
         }
     }
 
-    /** A new producer with the same transactional id, which aborts whatever the old one left open. */
-    private void replaceProducer() {
+    /**
+     * A new producer with the same transactional id, which aborts whatever the old one left open: after an abort
+     * that failed, or when the coordinator fenced the producer by aborting its transaction at the timeout.
+     */
+    void renew() {
         producer.close(Duration.ZERO);
         closeQuietly(producerMetrics);
         openProducer();

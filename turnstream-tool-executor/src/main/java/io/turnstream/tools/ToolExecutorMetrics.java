@@ -23,9 +23,9 @@ import org.apache.kafka.common.utils.Time;
  * {@code turnstream.tools:type=tool-executor-metrics,instance-id=...[,tool=...]}: per tool
  * {@code calls-total}, {@code calls-rate}, {@code errors-total}, {@code timeouts-total},
  * {@code duration-avg-ms}, {@code duration-max-ms} (over the last minute); per instance {@code in-flight}
- * (calls running), {@code queued} (calls waiting for their turn), {@code paused-partitions} and
- * {@code dead-letters-total}. The same metrics go to Prometheus through the reporter given to the
- * constructor, as {@code turnstream_tool_executor_calls_total{tool=...}} and so on.
+ * (calls running), {@code queued} (calls waiting for their turn), {@code paused-partitions},
+ * {@code dead-letters-total} and {@code timed-out-transactions-total}. The same metrics go to Prometheus through
+ * the reporter given to the constructor, as {@code turnstream_tool_executor_calls_total{tool=...}} and so on.
  */
 public final class ToolExecutorMetrics implements AutoCloseable {
 
@@ -72,10 +72,21 @@ public final class ToolExecutorMetrics implements AutoCloseable {
 
     /** A tool-call record that was not a call went to the dead-letter topic. */
     void deadLettered() {
-        Sensor sensor = metrics.getSensor("dead-letters");
+        count("dead-letters", "tool-call records sent to the dead-letter topic");
+    }
+
+    /** The transaction coordinator aborted a transaction at its timeout and fenced the producer; the executor went on. */
+    void timedOutTransaction() {
+        count("timed-out-transactions", "transactions the coordinator aborted at transaction.timeout.ms, fencing the "
+                + "producer; the executor went on with a new one");
+    }
+
+    /** Counts one of a per-instance total, {@code KIND-total}. */
+    private void count(String kind, String description) {
+        Sensor sensor = metrics.getSensor(kind);
         if (sensor == null) {
-            sensor = metrics.sensor("dead-letters");
-            sensor.add(name("dead-letters-total", "tool-call records sent to the dead-letter topic", instanceTags), new CumulativeCount());
+            sensor = metrics.sensor(kind);
+            sensor.add(name(kind + "-total", description, instanceTags), new CumulativeCount());
         }
         sensor.record();
     }

@@ -64,6 +64,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private final CallLedger ledger;
     private final OffsetTracker offsets = new OffsetTracker();
     private final ResultOutbox outbox;
+    private final ProducerFencing fencing;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     private ToolExecutorMetrics metrics;
@@ -74,6 +75,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private ResultTransactions transactions;
     private KafkaConsumer<String, byte[]> consumer;
     private CommittedPositions committed;
+    private CallPartitionsRebalance rebalance;
     private GrouplessConsumer ledgerReader;
     private CancelListener cancels;
     private Thread loop;
@@ -100,6 +102,7 @@ public final class ToolExecutorService implements AutoCloseable {
         this.clock = settings.clock();
         this.ledger = new CallLedger(config.ledgerTopic(), clock);
         this.outbox = new ResultOutbox(topics, config.deadLetterTopic(), wire, ledger);
+        this.fencing = new ProducerFencing(config.instanceId(), ProducerFencing.ofGroup(settings.kafkaProperties(), config.groupId()));
         if (settings.bootstrapServers() == null) {
             throw new IllegalArgumentException("the tool executor needs bootstrap servers (--bootstrap-servers or "
                     + Settings.BOOTSTRAP_ENV + ")");
@@ -142,6 +145,7 @@ public final class ToolExecutorService implements AutoCloseable {
             serviceMetrics.bind(consumer);
             committed = new CommittedPositions(consumer, () -> closing);
             ledgerReader = new GrouplessConsumer("turnstream-tool-executor-ledger", clients.plainConsumer("ledger"));
+            rebalance = new CallPartitionsRebalance(scheduler, outbox, ledger, offsets, committed, ledgerReader, this::flush);
             cancels = new CancelListener(clients.plainConsumer("cancels"), topics.control(), wire,
                     clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");
@@ -214,8 +218,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private void run() {
         Throwable failure = null;
         try {
-            consumer.subscribe(List.of(topics.toolCalls()),
-                    new CallPartitionsRebalance(scheduler, outbox, ledger, offsets, committed, ledgerReader, this::flush));
+            consumer.subscribe(List.of(topics.toolCalls()), rebalance);
             while (!closing) {
                 step();
             }
@@ -277,7 +280,7 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         try {
             transactions.publish(batch, outbox, commit, consumer.groupMetadata());
-        } catch (ProducerFencedException | FencedInstanceIdException e) {
+        } catch (FencedInstanceIdException e) {
             throw e;
         } catch (KafkaException e) {
             recover(e);
@@ -299,21 +302,56 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     /**
-     * A transaction failed: nothing of it is visible. Abort it (or replace the producer when it cannot),
-     * drop the work in flight and read again from the committed offsets; the ledger skips what was answered.
+     * A transaction failed: nothing of it is visible. Abort it (or replace the producer when it cannot or was
+     * fenced by the coordinator), drop the work in flight and read again from the committed offsets, as a restarted
+     * instance would; the ledger skips what was answered.
      */
     private void recover(KafkaException cause) {
         failuresInARow++;
-        LOG.warn("publishing results failed ({}); rewinding to the last committed offsets", cause.toString());
-        transactions.abort();
+        boolean fenced = false;
+        if (cause instanceof ProducerFencedException producerFenced) {
+            renewFenced(producerFenced);
+            fenced = true;
+        } else {
+            LOG.warn("publishing results failed ({}); rewinding to the last committed offsets", cause.toString());
+            try {
+                transactions.abort();
+            } catch (ProducerFencedException e) {
+                renewFenced(e);
+                fenced = true;
+            }
+        }
         scheduler.dropAll();
         outbox.clear();
         ledger.forgetSeen();
         offsets.clear();
         committed.seekBack(consumer.assignment());
+        if (fenced) {
+            // as after a restart: a same-id instance that started before it joined the group may have committed
+            // "started" marks with its producer meanwhile, and such a call must be answered OUTCOME_UNKNOWN, not run again
+            rebalance.restoreLedger(consumer.assignment());
+        }
         // hold fetching for a while (still polling, so the group membership stays), longer after each failure
         resumeFetchingAt = System.nanoTime()
                 + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10))).toNanos();
+    }
+
+    /**
+     * The producer was fenced: stops the executor (rethrows) when another instance took over, else replaces the
+     * producer, since the coordinator only aborted a transaction that outlived its timeout.
+     */
+    private void renewFenced(ProducerFencedException fenced) {
+        String memberId = consumer.groupMetadata().memberId();
+        if (fencing.causeOf(fenced, memberId) == ProducerFencing.Cause.ANOTHER_INSTANCE) {
+            throw fenced;
+        }
+        LOG.warn("the producer of tool executor {} was fenced, but the group still gives instance id {} to this executor's "
+                + "member {}, so no other instance took over: the transaction coordinator aborted a transaction that outlived "
+                + "{} (a broker failing over holds one open ~10 s). Going on with a new producer: the calls whose results "
+                + "were not committed are read again from the last committed offsets and answered again, as after a restart",
+                config.instanceId(), config.instanceId(), memberId, ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
+        metrics.timedOutTransaction();
+        transactions.renew();
     }
 
     /** Pauses the tool-call partitions while too many calls are held; polling goes on, so the group never times out. */
