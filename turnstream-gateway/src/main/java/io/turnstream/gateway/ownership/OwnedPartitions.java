@@ -24,6 +24,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -309,10 +310,18 @@ public final class OwnedPartitions {
         }
     }
 
-    /** Whether the producer was fenced: by a new owner's {@code initTransactions}, or by an epoch bumped since. */
+    /**
+     * Whether the producer was fenced: by a new owner's {@code initTransactions}, or by an epoch bumped since. Which
+     * error says so depends on the request that meets the bump first: a write fails with
+     * {@code InvalidProducerEpochException}; a commit one epoch behind, with no send in flight, with
+     * {@code InvalidTxnStateException} (the coordinator takes it for a retried commit of the transaction it aborted);
+     * a strictly checked request with {@code ProducerFencedException}. None of them tells a timeout abort from a new
+     * owner: the backoff and the group do.
+     */
     private static boolean fenced(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof ProducerFencedException || cause instanceof InvalidProducerEpochException) {
+            if (cause instanceof ProducerFencedException || cause instanceof InvalidProducerEpochException
+                    || cause instanceof InvalidTxnStateException) {
                 return true;
             }
         }

@@ -42,6 +42,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -506,9 +507,13 @@ class OwnedPartitionsTest {
         assertThat(log.rewound).isEmpty();
     }
 
-    /** Transactions v2: the coordinator aborts a transaction open past its timeout with an epoch bump. */
+    /**
+     * Transactions v2: the coordinator aborts a transaction open past its timeout with an epoch bump, which the next
+     * write, a commit with no send in flight, or a strictly checked request meets first.
+     */
     static Stream<RuntimeException> coordinatorAborts() {
         return Stream.of(new InvalidProducerEpochException("Producer attempted to produce with an old epoch"),
+                new InvalidTxnStateException("The producer attempted a transactional operation in an invalid state."),
                 new ProducerFencedException("There is a newer producer with the same transactionalId"));
     }
 
