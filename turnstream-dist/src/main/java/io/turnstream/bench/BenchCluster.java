@@ -2,7 +2,6 @@ package io.turnstream.bench;
 
 import io.turnstream.model.Topics;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
-import io.turnstream.runtime.HealthServer;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.StreamsService;
 import io.turnstream.runtime.TopicAdmin;
@@ -205,9 +204,12 @@ final class BenchCluster implements AutoCloseable {
         return TopologyConfig.from(Settings.of(props));
     }
 
-    private static StreamsService started(Topology topology, Properties props) throws InterruptedException {
-        StreamsService service = StreamsService.start(topology, props,
-                new StreamsService.Options(0, Duration.ofMinutes(5), Duration.ofSeconds(30), -1, HealthServer.LOOPBACK));
+    /**
+     * Started with the runtime options {@code turnstream topology} reads from the same properties (a stream
+     * thread that dies is replaced within the same budget), without a health endpoint.
+     */
+    private StreamsService started(Topology topology, Properties props) throws InterruptedException {
+        StreamsService service = StreamsService.start(topology, props, StreamsService.Options.from(Settings.of(userKafka), -1));
         if (!TopicTail.await(service::isRunning, Duration.ofSeconds(90))) {
             service.close();
             throw new IllegalStateException(props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG)

@@ -32,6 +32,9 @@ public final class StreamsService implements AutoCloseable {
     public static final String THREAD_REPLACEMENT_WINDOW_MS = "turnstream.streams.thread-replacement-window.ms";
     /** How long a graceful close may take to commit and leave the group. */
     public static final String CLOSE_TIMEOUT_MS = "turnstream.streams.close-timeout.ms";
+    public static final int DEFAULT_MAX_THREAD_REPLACEMENTS = 10;
+    public static final long DEFAULT_THREAD_REPLACEMENT_WINDOW_MS = 300_000;
+    public static final long DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamsService.class);
 
@@ -44,9 +47,9 @@ public final class StreamsService implements AutoCloseable {
 
         public static Options from(Settings settings, int healthPort) {
             return new Options(
-                    (int) settings.getLong(MAX_THREAD_REPLACEMENTS, 10),
-                    Duration.ofMillis(settings.getLong(THREAD_REPLACEMENT_WINDOW_MS, 300_000)),
-                    Duration.ofMillis(settings.getLong(CLOSE_TIMEOUT_MS, 30_000)),
+                    (int) settings.getLong(MAX_THREAD_REPLACEMENTS, DEFAULT_MAX_THREAD_REPLACEMENTS),
+                    Duration.ofMillis(settings.getLong(THREAD_REPLACEMENT_WINDOW_MS, DEFAULT_THREAD_REPLACEMENT_WINDOW_MS)),
+                    Duration.ofMillis(settings.getLong(CLOSE_TIMEOUT_MS, DEFAULT_CLOSE_TIMEOUT_MS)),
                     healthPort,
                     HealthServer.host(settings));
         }

@@ -44,8 +44,9 @@ final class ThreadReplacementBudget implements StreamsUncaughtExceptionHandler {
         }
         episode.add(failure);
         if (recentReplacements.size() >= maxReplacements) {
-            LOG.error("stream thread failed again after {} replacements within {} s; shutting down: {}",
-                    recentReplacements.size(), Duration.ofNanos(windowNanos).toSeconds(), Failures.describe(failure), failure);
+            LOG.error("stream thread failed with no replacement left ({} of {} allowed within {} s used); shutting down: {}",
+                    recentReplacements.size(), maxReplacements, Duration.ofNanos(windowNanos).toSeconds(),
+                    Failures.describe(failure), failure);
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
         recentReplacements.addLast(now);

@@ -47,4 +47,13 @@ class ThreadReplacementBudgetTest {
 
         assertThat(budget.handle(failure)).isEqualTo(REPLACE_THREAD);
     }
+
+    @Test
+    void withNoReplacementsAllowedTheFirstFailureStopsTheClientAndIsReported() {
+        ThreadReplacementBudget none = new ThreadReplacementBudget(0, Duration.ofMinutes(5), clock::get);
+        RuntimeException failure = new RuntimeException("commit refused");
+
+        assertThat(none.handle(failure)).isEqualTo(SHUTDOWN_CLIENT);
+        assertThat(none.reportedFailure()).isSameAs(failure);
+    }
 }
