@@ -68,6 +68,19 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      */
     public static final String DEFAULT_MAX_POLL_RECORDS = "100";
     /**
+     * Bytes of one producer batch (Kafka: 16384). Each batch the topology's producer opens allocates
+     * lz4's two 64 KB block buffers, and a commit closes every open batch; at 16 KB a partition of
+     * upserts (each with its item's whole content) took a new batch every few records (profiled: 5%
+     * of the stream thread in the flood).
+     */
+    public static final String DEFAULT_BATCH_SIZE = "65536";
+    /**
+     * Off ({@code -1}): a task waits for no empty input partition before it processes (Kafka Streams: 0,
+     * wait for the fetched lag only). Each task has one partition of one input topic, so there is nothing
+     * to align, and the check formatted a log line on every empty-queue call (profiled in the flood).
+     */
+    public static final String DEFAULT_MAX_TASK_IDLE_MS = "-1";
+    /**
      * How often the stream thread commits under exactly-once (Kafka Streams: 100 ms). An upsert is visible
      * to {@code read_committed} readers only after the commit that follows it, so the wait for the next
      * commit is most of the emit latency; each commit also writes every open item's chunk, so a shorter
@@ -128,6 +141,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, DEFAULT_STANDBY_REPLICAS);
         // The topology has no global stores; this only opts into the Kafka 5.0 default early.
         props.put("processing.exception.handler.global.enabled", "true");
+        props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, DEFAULT_MAX_TASK_IDLE_MS);
         props.putAll(kafka);
         if (StreamsConfig.EXACTLY_ONCE_V2.equals(props.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
             // at-least-once keeps Streams' 30 s: nothing waits for its commits to be read
@@ -136,6 +150,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         // Appends, upserts and store changes are small JSON records with the same field names: a
         // compressed batch of them stores a fraction of their bytes (docs/benchmarks.md)
         producerDefault(props, ProducerConfig.COMPRESSION_TYPE_CONFIG, DEFAULT_COMPRESSION);
+        producerDefault(props, ProducerConfig.BATCH_SIZE_CONFIG, DEFAULT_BATCH_SIZE);
         // Under exactly-once Kafka Streams retries a send forever (delivery.timeout.ms = Integer.MAX_VALUE)
         // and flushes before each commit without a time limit: one batch that a partition's new leader
         // keeps refusing after a broker dies (the broker has aborted its transaction meanwhile) hangs the

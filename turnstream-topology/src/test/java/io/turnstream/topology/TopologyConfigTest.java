@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.turnstream.runtime.Settings;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TopologyDescription;
 import org.junit.jupiter.api.Test;
 
 /** The Streams properties the topology runs with: its producer and consumer defaults, and the user's keys winning over them. */
@@ -31,6 +33,33 @@ class TopologyConfigTest {
 
         assertThat(producer).containsEntry("compression.type", "zstd")
                 .containsEntry("delivery.timeout.ms", "120000");
+    }
+
+    @Test
+    void theProducerOpensBatchesOf64KbUnlessTheUserSetsTheSize() {
+        StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
+        StreamsConfig plain = new StreamsConfig(streamsProperties(Map.of("batch.size", "16384")));
+        StreamsConfig prefixed = new StreamsConfig(streamsProperties(Map.of("producer.batch.size", "32768")));
+
+        assertThat(byDefault.getProducerConfigs("client")).containsEntry("batch.size", "65536");
+        assertThat(plain.getProducerConfigs("client")).containsEntry("batch.size", "16384");
+        assertThat(prefixed.getProducerConfigs("client")).containsEntry("batch.size", "32768");
+    }
+
+    @Test
+    void aTaskOfTheOneInputTopicNeverIdlesUnlessTheUserSetsTheIdleTime() {
+        StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
+        StreamsConfig users = new StreamsConfig(streamsProperties(Map.of("max.task.idle.ms", "0")));
+
+        assertThat(byDefault.getLong(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG)).isEqualTo(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
+        assertThat(users.getLong(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG)).isEqualTo(0L);
+        // the premise: one source topic, so each task reads one partition and has nothing to wait for
+        TopologyConfig config = TopologyConfig.defaults();
+        assertThat(UpsertTopology.build(config).describe().subtopologies()).singleElement()
+                .satisfies(subtopology -> assertThat(subtopology.nodes().stream()
+                        .filter(TopologyDescription.Source.class::isInstance)
+                        .map(node -> ((TopologyDescription.Source) node).topicSet())
+                        .toList()).containsExactly(Set.of(config.topics().rawEvents())));
     }
 
     @Test
