@@ -2,6 +2,9 @@ package io.turnstream.runtime;
 
 import java.util.HashSet;
 import java.util.Set;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 
 /** Turns an exception chain into one readable line for operators: what failed, and the root cause. */
 public final class Failures {
@@ -65,6 +68,21 @@ public final class Failures {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether a transactional producer failed because its epoch was bumped since its transaction began: by another
+     * producer's {@code initTransactions} with the same transactional id, or by the transaction coordinator, which
+     * bumps it as it aborts a transaction past its {@code transaction.timeout.ms} (transactions v2). Which error
+     * says so depends on the request that meets the bump first: a write fails with
+     * {@code InvalidProducerEpochException}; a commit one epoch behind with no send in flight with
+     * {@code InvalidTxnStateException} (the coordinator takes it for a retried commit of the transaction it
+     * aborted); a request the coordinator checks strictly, or a commit further behind, with
+     * {@code ProducerFencedException}. None of them tells the coordinator's abort from another producer.
+     */
+    public static boolean epochBumped(Throwable failure) {
+        return causedBy(failure, ProducerFencedException.class) || causedBy(failure, InvalidProducerEpochException.class)
+                || causedBy(failure, InvalidTxnStateException.class);
     }
 
     private static String messageOf(Throwable t) {

@@ -2,7 +2,12 @@ package io.turnstream.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.junit.jupiter.api.Test;
 
@@ -33,5 +38,17 @@ class FailuresTest {
         RuntimeException failure = new RuntimeException("first line\n  second line");
 
         assertThat(Failures.describe(failure)).isEqualTo("first line second line");
+    }
+
+    @Test
+    void everyErrorAnEpochBumpShowsAsCountsWhereverItSitsInTheChain() {
+        assertThat(Failures.epochBumped(new InvalidProducerEpochException("Producer attempted to produce with an old epoch")))
+                .isTrue();
+        assertThat(Failures.epochBumped(new ProducerFencedException("There is a newer producer with the same transactionalId")))
+                .isTrue();
+        assertThat(Failures.epochBumped(new KafkaException("Cannot execute transactional method because we are in an error "
+                + "state", new InvalidTxnStateException("The producer attempted a transactional operation in an invalid state"))))
+                .as("as the producer wraps it once failed").isTrue();
+        assertThat(Failures.epochBumped(new TimeoutException("Timeout expired after 10000ms while awaiting EndTxn"))).isFalse();
     }
 }

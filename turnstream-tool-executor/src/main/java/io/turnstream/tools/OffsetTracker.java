@@ -51,6 +51,23 @@ final class OffsetTracker {
         return offsets;
     }
 
+    /**
+     * {@code commit} and, for each of {@code partitions} it lacks, the partition's offset as committed last (its
+     * committable offset did not move since): a transaction with them has the group check this consumer's ownership
+     * of every one of those partitions. A partition with nothing committed yet is always in {@code commit} once read.
+     */
+    Map<TopicPartition, OffsetAndMetadata> coveringEach(Map<TopicPartition, OffsetAndMetadata> commit,
+                                                        Collection<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> covering = new HashMap<>(commit);
+        for (TopicPartition partition : partitions) {
+            Progress progress = this.partitions.get(partition);
+            if (progress != null && progress.committed >= 0) {
+                covering.putIfAbsent(partition, new OffsetAndMetadata(progress.committed));
+            }
+        }
+        return covering;
+    }
+
     void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
         offsets.forEach((partition, offset) -> {
             Progress progress = partitions.get(partition);

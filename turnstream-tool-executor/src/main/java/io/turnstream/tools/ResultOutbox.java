@@ -96,7 +96,8 @@ final class ResultOutbox {
         if (item instanceof Answer answer) {
             ProducerRecord<String, byte[]> result = new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
                     wire.write(topics.toolResults(), answer.result()));
-            TraceContext trace = traces.remove(answer.position());
+            // kept until the transaction commits: a failed one may be published again
+            TraceContext trace = traces.get(answer.position());
             if (trace != null) {
                 trace.addTo(result.headers());
             }
@@ -115,6 +116,11 @@ final class ResultOutbox {
                     (source.topic() + "-" + source.partition() + "@" + source.offset()).getBytes(StandardCharsets.UTF_8)));
             producer.send(record);
         }
+    }
+
+    /** An answer's transaction committed: its trace context is no longer needed. */
+    void published(Answer answer) {
+        traces.remove(answer.position());
     }
 
     /** Partitions no longer ours: their pending items are the next owner's. */

@@ -5,6 +5,7 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.GrouplessConsumer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
@@ -12,8 +13,10 @@ import io.turnstream.schema.WireFormats;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -278,18 +281,14 @@ public final class ToolExecutorService implements AutoCloseable {
         if (batch.isEmpty() && commit.isEmpty()) {
             return;
         }
-        try {
-            transactions.publish(batch, outbox, commit, consumer.groupMetadata());
-        } catch (FencedInstanceIdException e) {
-            throw e;
-        } catch (KafkaException e) {
-            recover(e);
+        if (!publish(batch, commit)) {
             return;
         }
         failuresInARow = 0;
         offsets.committed(commit);
         for (ResultOutbox.Outgoing item : batch) {
             if (item instanceof ResultOutbox.Answer answer) {
+                outbox.published(answer);
                 ledger.committed(answer.call(), answer.position(), CallLedger.Mark.COMPLETED);
                 metrics.record(answer.result());
             } else if (item instanceof ResultOutbox.StartMarker marker) {
@@ -302,25 +301,76 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     /**
-     * A transaction failed: nothing of it is visible. Abort it (or replace the producer when it cannot or was
-     * fenced by the coordinator), drop the work in flight and read again from the committed offsets, as a restarted
-     * instance would; the ledger skips what was answered.
+     * Publishes the batch with the offsets it completes; false, after rewinding, when that failed. A transaction that
+     * failed on an epoch bump (the coordinator's abort at the timeout, once the group said no other instance took
+     * over) is published once more with a new transaction: the executor still holds the results it computed, so a
+     * non-idempotent call whose "started" mark was committed gets the result of its one run, not the
+     * {@code OUTCOME_UNKNOWN} a rewind would give it. That transaction also commits the offset of every partition its
+     * items are of (the last committed one where it did not move), so the group coordinator checks that this consumer
+     * still owns each of them: if another instance does, the transaction fails and nothing of it is visible.
      */
-    private void recover(KafkaException cause) {
-        failuresInARow++;
-        boolean fenced = false;
-        if (cause instanceof ProducerFencedException producerFenced) {
-            renewFenced(producerFenced);
-            fenced = true;
-        } else {
-            LOG.warn("publishing results failed ({}); rewinding to the last committed offsets", cause.toString());
+    private boolean publish(List<ResultOutbox.Outgoing> batch, Map<TopicPartition, OffsetAndMetadata> commit) {
+        KafkaException failure;
+        try {
+            transactions.publish(batch, outbox, commit, consumer.groupMetadata());
+            return true;
+        } catch (FencedInstanceIdException e) {
+            throw e;
+        } catch (KafkaException e) {
+            failure = e;
+        }
+        boolean fenced = endFailed(failure);
+        if (Failures.epochBumped(failure)) {
+            LOG.warn("a transaction of tool executor {} ({} result(s), mark(s) or notice(s)) failed on a bumped producer "
+                    + "epoch ({}), as when the transaction coordinator aborts one open past {}; publishing it again in a new "
+                    + "transaction", config.instanceId(), batch.size(), failure.toString(),
+                    ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
             try {
-                transactions.abort();
-            } catch (ProducerFencedException e) {
-                renewFenced(e);
-                fenced = true;
+                transactions.publish(batch, outbox, offsets.coveringEach(commit, partitionsOf(batch)),
+                        consumer.groupMetadata());
+                return true;
+            } catch (FencedInstanceIdException e) {
+                throw e;
+            } catch (KafkaException e) {
+                failure = e;
+                fenced |= endFailed(failure);
             }
         }
+        rewind(failure, fenced);
+        return false;
+    }
+
+    private static Set<TopicPartition> partitionsOf(List<ResultOutbox.Outgoing> batch) {
+        Set<TopicPartition> partitions = new HashSet<>();
+        batch.forEach(item -> partitions.add(item.position().partition()));
+        return partitions;
+    }
+
+    /**
+     * Ends a failed transaction: aborts it, or replaces the producer when it cannot or was fenced by the coordinator
+     * (another instance that took over stops the executor: {@link #renewFenced}). Returns whether it was fenced.
+     */
+    private boolean endFailed(KafkaException cause) {
+        if (cause instanceof ProducerFencedException producerFenced) {
+            renewFenced(producerFenced);
+            return true;
+        }
+        try {
+            transactions.abort();
+            return false;
+        } catch (ProducerFencedException e) {
+            renewFenced(e);
+            return true;
+        }
+    }
+
+    /**
+     * A transaction failed and nothing of it is visible: drop the work in flight and read again from the committed
+     * offsets, as a restarted instance would; the ledger skips what was answered.
+     */
+    private void rewind(KafkaException cause, boolean fenced) {
+        failuresInARow++;
+        LOG.warn("publishing results failed ({}); rewinding to the last committed offsets", cause.toString());
         scheduler.dropAll();
         outbox.clear();
         ledger.forgetSeen();
@@ -347,8 +397,7 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         LOG.warn("the producer of tool executor {} was fenced, but the group still gives instance id {} to this executor's "
                 + "member {}, so no other instance took over: the transaction coordinator aborted a transaction that outlived "
-                + "{} (a broker failing over holds one open ~10 s). Going on with a new producer: the calls whose results "
-                + "were not committed are read again from the last committed offsets and answered again, as after a restart",
+                + "{} (a broker failing over holds one open ~10 s). Going on with a new producer",
                 config.instanceId(), config.instanceId(), memberId, ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
         metrics.timedOutTransaction();
         transactions.renew();

@@ -55,9 +55,9 @@ class ToolExecutorFencingTest {
     }
 
     @Test
-    void aTransactionTheCoordinatorAbortsAtItsTimeoutIsAnsweredAgainAndTheExecutorGoesOn(TestInfo test) {
-        // on one broker the commit then fails with InvalidTxnStateException, which the executor recovers from as
-        // from any failed transaction (a new producer, the calls read again)
+    void aTransactionTheCoordinatorAbortsAtItsTimeoutIsPublishedAgainAndTheExecutorGoesOn(TestInfo test) {
+        // on one broker the commit then fails with InvalidTxnStateException: the producer cannot abort, so it is
+        // replaced, and the batch is published again
         answeredOnceAcross(test, HoldUntilAborted::holdNext);
     }
 
@@ -68,25 +68,34 @@ class ToolExecutorFencingTest {
                 .as("fenced with its instance id still its own: went on, not stopped").isGreaterThanOrEqualTo(1);
     }
 
-    /** Holds the transaction of a call's result until the coordinator aborts it at a 1 s timeout: every call gets one result. */
+    /**
+     * Holds the transaction of a non-idempotent call's result (its "started" mark committed before it ran) until the
+     * coordinator aborts it at a 1 s timeout: every call gets one result, and that call its real one, published again
+     * from the batch in hand, not OUTCOME_UNKNOWN as a restart would answer it.
+     */
     private ToolExecutorService answeredOnceAcross(TestInfo test, BiConsumer<String, String> hold) {
         kafka = new KafkaToolsFixture(broker, test.getTestMethod().orElseThrow().getName(), 1);
         Settings settings = kafka.settings().with(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "1000")
                 .with(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, HoldUntilAborted.class.getName());
         ToolExecutorConfig config = ToolExecutorConfig.from(settings);
         String transactionalId = config.groupId() + "-" + config.instanceId();
-        first = kafka.start(ToolRegistry.of(List.of(tools.read)), settings);
+        first = kafka.start(ToolRegistry.of(List.of(tools.read, tools.write)), settings);
         tools.open("before", "held", "after");
         String before = kafka.call("turn-1", "read", named("before"));
         kafka.awaitResult(before);
 
         hold.accept(transactionalId, kafka.topics.toolResults());
-        String held = kafka.call("turn-1", "read", named("held"));
+        String held = kafka.call("turn-1", "write", named("held"));
         String after = kafka.call("turn-2", "read", named("after"));
 
         List<ConsumerRecord<String, ToolResult>> results = kafka.awaitResults(List.of(before, held, after));
         assertThat(HoldUntilAborted.heldUntilAborted(transactionalId)).as("the coordinator aborted the held transaction").isTrue();
         assertThat(results).extracting(r -> r.value().callId()).as("one result per call").containsExactlyInAnyOrder(before, held, after);
+        ToolResult heldResult = results.stream().map(ConsumerRecord::value).filter(r -> r.callId().equals(held))
+                .findFirst().orElseThrow();
+        assertThat(heldResult.success()).as("the non-idempotent call's own result: %s", heldResult.output()).isTrue();
+        assertThat(heldResult.output().asText()).isEqualTo("done held");
+        assertThat(tools.events).filteredOn("start held"::equals).as("it ran once").hasSize(1);
         assertThat(first.stopped()).isNotDone();
         return first;
     }

@@ -4,6 +4,7 @@ import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.TraceContext;
 import java.io.IOException;
 import java.time.Clock;
@@ -23,9 +24,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
-import org.apache.kafka.common.errors.InvalidProducerEpochException;
-import org.apache.kafka.common.errors.InvalidTxnStateException;
-import org.apache.kafka.common.errors.ProducerFencedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -287,7 +285,7 @@ public final class OwnedPartitions {
             } catch (KafkaException e) {
                 stopTurns(owned.remove(partition));
                 log.rewind(partition);
-                if (fenced(e) || e instanceof OwnedPartition.TurnEndNotWritten) {
+                if (Failures.epochBumped(e) || e instanceof OwnedPartition.TurnEndNotWritten) {
                     // Fenced: another gateway may own the partition now (the group moved it while this one did not
                     // poll), or the coordinator aborted a transaction of this one that timed out (under transactions
                     // v2 its epoch bump shows as a fencing although nobody else holds the partition). Taken over again
@@ -308,24 +306,6 @@ public final class OwnedPartitions {
                 }
             }
         }
-    }
-
-    /**
-     * Whether the producer was fenced: by a new owner's {@code initTransactions}, or by an epoch bumped since. Which
-     * error says so depends on the request that meets the bump first: a write fails with
-     * {@code InvalidProducerEpochException}; a commit one epoch behind, with no send in flight, with
-     * {@code InvalidTxnStateException} (the coordinator takes it for a retried commit of the transaction it aborted);
-     * a strictly checked request with {@code ProducerFencedException}. None of them tells a timeout abort from a new
-     * owner: the backoff and the group do.
-     */
-    private static boolean fenced(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof ProducerFencedException || cause instanceof InvalidProducerEpochException
-                    || cause instanceof InvalidTxnStateException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** The turn id an unusable record names, if it parses that far. */
