@@ -34,7 +34,23 @@ run() { # name, bench options...
   echo "$from-$(date -u +%H:%M) UTC" >"$dir/$name.when"
 }
 
+# Before run 2: run 1's last phase (isolation) leaves the 1-minute load average near 12-16 although the CPUs are idle
+# the second after it exits (a moving average, one-minute time constant). bench itself waits before every measured
+# run until the CPUs are idle (--settle-wait); this wait only lets run 2's recorded load before start as run 1's did:
+# under one per core, at most 5 minutes.
+settle_load() {
+  local cores limit=300 waited=0
+  cores="$(nproc)"
+  while awk -v c="$cores" '{ exit !($1 >= c) }' /proc/loadavg && ((waited < limit)); do
+    ((waited % 30 == 0)) && echo "two-runs.sh: 1-minute load average $(cut -d' ' -f1 /proc/loadavg), waiting until it is under $cores (${waited} s of at most ${limit} s)"
+    sleep 5
+    waited=$((waited + 5))
+  done
+  echo "two-runs.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) after ${waited} s; run 2 begins"
+}
+
 run run1 "$@"
+settle_load
 run run2 --compare "$dir/run1/results.json" "$@"
 
 # one line per run: when, how long, and the load averages (1 / 5 / 15 min) before and after
@@ -42,7 +58,8 @@ conditions() { # name
   local json="$dir/$1/results.json"
   jq -r --arg when "$(cat "$dir/$1.when")" --arg name "$1" '
     def load(l): [l.one, l.five, l.fifteen] | map(if . == null then "-" else (. * 10 | round / 10 | tostring) end) | join(" / ");
-    "- \($name): \($when), \(.durationSeconds | round) s; load average \(load(.loadBefore)) before, \(load(.loadAfter)) after; \(.warnings | length) \"too noisy to judge\" warnings"' "$json"
+    def settling: (.settling // []) as $w | "\($w | map(.waitedSeconds) | add // 0 | round) s waiting for the machine to settle before \($w | length) measured runs, \($w | map(select(.settled == false)) | length) begun unsettled";
+    "- \($name): \($when), \(.durationSeconds | round) s; load average \(load(.loadBefore)) before, \(load(.loadAfter)) after; \(settling); \(.warnings | map(select(startswith("too noisy"))) | length) \"too noisy to judge\" warnings"' "$json"
 }
 
 {

@@ -36,11 +36,13 @@ final class AmplificationRun {
 
     private final BenchCluster cluster;
     private final BenchConfig config;
+    private final Settle settle;
     private final PrintWriter progress;
 
-    AmplificationRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
+    AmplificationRun(BenchCluster cluster, BenchConfig config, Settle settle, PrintWriter progress) {
         this.cluster = cluster;
         this.config = config;
+        this.settle = settle;
         this.progress = progress;
     }
 
@@ -57,6 +59,7 @@ final class AmplificationRun {
     private List<Amplification> gradient(int run, String name, double growthFraction) throws Exception {
         String phase = "amp-" + (growthFraction == 0 ? "seed" : "growth") + "-r" + run;
         String appId = "bench-" + phase;
+        settle.before("amplification run " + run + ", " + name);
         Topics topics = cluster.createTopics(phase);
         Map<String, long[]> upsertBytes = new ConcurrentHashMap<>();
         Set<String> closedTurns = ConcurrentHashMap.newKeySet();

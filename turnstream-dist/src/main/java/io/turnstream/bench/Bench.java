@@ -72,20 +72,21 @@ public final class Bench {
         List<Amplification> amplification = List.of();
         List<BenchResults.Memory> memory = List.of();
         List<BenchResults.IsolationPair> isolation = List.of();
+        Settle settle = Settle.system(config.settle(), progress);
         try (BenchCluster cluster = new BenchCluster(kafkaOverrides, config.partitions())) {
             if (!config.steps().isEmpty()) {
-                LadderRun ladderRun = new LadderRun(cluster, config, progress);
+                LadderRun ladderRun = new LadderRun(cluster, config, settle, progress);
                 ladder = ladderRun.sweep(config.measures(Phase.LADDER));
                 memory = ladderRun.memory();
             }
             if (config.measures(Phase.FLOOD)) {
-                flood = new FloodRun(cluster, config, progress).run();
+                flood = new FloodRun(cluster, config, settle, progress).run();
             }
             if (config.measures(Phase.AMPLIFICATION)) {
-                amplification = new AmplificationRun(cluster, config, progress).run();
+                amplification = new AmplificationRun(cluster, config, settle, progress).run();
             }
             if (config.measures(Phase.ISOLATION)) {
-                isolation = new IsolationRun(cluster, config, progress).run();
+                isolation = new IsolationRun(cluster, config, settle, progress).run();
             }
         }
         LoadAverage loadAfter = Resources.loadAverage();
@@ -93,9 +94,10 @@ public final class Bench {
                 .filter(s -> s.sustained(config.latencyTargetMs())).map(StepPairs::turns).max(Integer::compare).orElse(null);
         List<Figure> figures = new ArrayList<>(Figures.of(flood, ladder, amplification, memory));
         figures.addAll(Figures.isolation(isolation));
-        List<String> warnings = Figures.warnings(figures);
+        List<String> warnings = new ArrayList<>(Figures.warnings(figures));
+        warnings.addAll(settle.warnings());
         BenchResults results = new BenchResults(machine, settings(), loadBefore, loadAfter, figures, warnings, ladder,
-                sustained, flood, amplification, memory, targets(config, figures),
+                sustained, flood, amplification, memory, targets(config, figures), settle.waits(),
                 LadderRun.round((System.nanoTime() - start) / 1e9));
         write(results, outputDir);
         warnings.forEach(w -> progress.println("WARNING " + w));

@@ -36,12 +36,13 @@ import java.util.stream.Collectors;
  * @param floodWarmupPairs at most this many unmeasured flood pairs of full size before the measured ones; they
  *     stop earlier once the JIT has settled (see {@link FloodRun})
  * @param phases the phases this run measures
+ * @param settle how long the run waits, before each measured run, for the machine to settle ({@link Settle})
  */
 public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measure, Duration drainLimit,
                           int tokensPerSecond, int tokensPerDelta, Range reasoningTokens, Range messageTokens,
                           int floodEvents, List<Integer> itemLengths, double growthFraction, int targetStep,
                           long latencyTargetMs, int partitions, long seed, int pairs, int largestStepPairs,
-                          int amplificationRuns, int floodWarmupPairs, Set<Phase> phases) {
+                          int amplificationRuns, int floodWarmupPairs, Set<Phase> phases, Settling settle) {
 
     /**
      * What a run can measure: the flood pairs; the ladder (at every step, pairs of the topology and
@@ -88,6 +89,43 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
         }
     }
 
+    /**
+     * The rule {@link Settle} waits by: the machine has settled once its CPUs were idle for at least {@code minIdle}
+     * of the last {@code window}, all cores counted. A wait gives up after {@code maxWait} (0: never wait, only record
+     * the load), and all of a run's waits together after {@code budget}; after that each measured run only records
+     * one window.
+     */
+    public record Settling(Duration window, double minIdle, Duration maxWait, Duration budget) {
+
+        /** No waiting: each measured run records the load average and goes on. */
+        public static final Settling OFF = new Settling(Duration.ofSeconds(2), 0.8, Duration.ZERO, Duration.ZERO);
+
+        public Settling {
+            if (window.isNegative() || window.isZero()) {
+                throw new IllegalArgumentException("the settle window must be positive, got " + window);
+            }
+            if (!(minIdle > 0 && minIdle <= 1)) {
+                throw new IllegalArgumentException("the settle idle share must be over 0% and at most 100%, got "
+                        + Math.round(minIdle * 100) + "%");
+            }
+            if (maxWait.isNegative() || budget.isNegative()) {
+                throw new IllegalArgumentException("settle waits cannot be negative");
+            }
+        }
+
+        public boolean enabled() {
+            return !maxWait.isZero();
+        }
+
+        public Settling withMinIdle(double share) {
+            return new Settling(window, share, maxWait, budget);
+        }
+
+        public Settling withMaxWait(Duration wait) {
+            return new Settling(window, minIdle, wait, budget);
+        }
+    }
+
     public BenchConfig {
         ladder = List.copyOf(ladder);
         itemLengths = List.copyOf(itemLengths);
@@ -121,13 +159,15 @@ public record BenchConfig(List<Integer> ladder, Duration warmup, Duration measur
     public static BenchConfig full() {
         return new BenchConfig(List.of(50, 200, 1000), Duration.ofSeconds(5), Duration.ofSeconds(10),
                 Duration.ofSeconds(60), 50, 3, new Range(100, 400), new Range(200, 2000), 1_000_000,
-                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 10, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000, 100_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 10, EnumSet.allOf(Phase.class),
+                new Settling(Duration.ofSeconds(2), 0.8, Duration.ofSeconds(120), Duration.ofMinutes(10)));
     }
 
     public static BenchConfig quick() {
         return new BenchConfig(List.of(50, 200), Duration.ofSeconds(3), Duration.ofSeconds(8),
                 Duration.ofSeconds(30), 50, 3, new Range(50, 200), new Range(100, 600), 50_000,
-                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 4, EnumSet.allOf(Phase.class));
+                List.of(100, 1_000, 10_000), 0.25, 200, 250, 4, 42, 5, 5, 3, 4, EnumSet.allOf(Phase.class),
+                new Settling(Duration.ofSeconds(2), 0.8, Duration.ofSeconds(20), Duration.ofMinutes(1)));
     }
 
     public boolean measures(Phase phase) {

@@ -12,7 +12,8 @@ import java.util.Map;
 public record BenchResults(Machine machine, RunSettings settings, LoadAverage loadBefore, LoadAverage loadAfter,
                            List<Figure> figures, List<String> warnings, List<StepPairs> ladder,
                            Integer largestSustainedStep, List<FloodResult> flood, List<Amplification> amplification,
-                           List<Memory> memory, List<Target> targets, double durationSeconds) {
+                           List<Memory> memory, List<Target> targets, List<SettleWait> settling,
+                           double durationSeconds) {
 
     /** One figure: its name (the key {@code --compare} matches by), unit ("x" for a ratio) and spread over its runs. */
     public record Figure(String name, String unit, Spread spread) {
@@ -20,6 +21,15 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
 
     /** The machine's load averages over 1, 5 and 15 minutes (null where the system does not say). */
     public record LoadAverage(Double one, Double five, Double fifteen) {
+    }
+
+    /**
+     * Before the measured run {@code run}, begun at {@code at}: how long the bench waited for the machine to settle
+     * ({@link Settle}), whether it had ({@code settled} null when the run did not wait), the CPUs' idle share and this
+     * process's share of all cores over the last window of the wait, and the load average before it.
+     */
+    public record SettleWait(String run, String at, double waitedSeconds, Boolean settled, Double idlePercent,
+                             Double processPercent, LoadAverage load) {
     }
 
     /**

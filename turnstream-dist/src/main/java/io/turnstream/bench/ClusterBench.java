@@ -173,7 +173,8 @@ public final class ClusterBench {
         this.flood = new BenchConfig(d.ladder(), d.warmup(), d.measure(), d.drainLimit(), d.tokensPerSecond(),
                 d.tokensPerDelta(), d.reasoningTokens(), d.messageTokens(), settings.floodEvents(), d.itemLengths(),
                 d.growthFraction(), d.targetStep(), d.latencyTargetMs(), ClusterFaultRun.PARTITIONS, d.seed(),
-                settings.runs(), d.largestStepPairs(), d.amplificationRuns(), d.floodWarmupPairs(), d.phases());
+                settings.runs(), d.largestStepPairs(), d.amplificationRuns(), d.floodWarmupPairs(), d.phases(),
+                BenchConfig.Settling.OFF);
         this.kafka = kafka;
         this.progress = progress;
     }
@@ -223,7 +224,7 @@ public final class ClusterBench {
             progress.printf("%d brokers ready: %s%n", cluster.size(), cluster.bootstrapServers());
             try (BenchCluster apps = BenchCluster.on(cluster.bootstrapServers(), cluster.replicas(), kafka,
                     ClusterFaultRun.PARTITIONS)) {
-                FloodRun run = new FloodRun(apps, flood, progress);
+                FloodRun run = new FloodRun(apps, flood, Settle.system(flood.settle(), progress), progress);
                 for (int i = 1; i <= settings.runs(); i++) {
                     // alternating which goes first, so that neither always runs on the warmer cluster
                     floods.addAll(run.scaling(i % 2 == 1 ? INSTANCES : List.of(2, 1), i));

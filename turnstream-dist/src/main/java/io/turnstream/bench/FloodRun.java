@@ -47,11 +47,14 @@ final class FloodRun {
 
     private final BenchCluster cluster;
     private final BenchConfig config;
+    private final Settle settle;
     private final PrintWriter progress;
 
-    FloodRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
+    /** @param settle waited on before each reader of a measured pair (the warm-up's do not wait) */
+    FloodRun(BenchCluster cluster, BenchConfig config, Settle settle, PrintWriter progress) {
         this.cluster = cluster;
         this.config = config;
+        this.settle = settle;
         this.progress = progress;
     }
 
@@ -95,19 +98,28 @@ final class FloodRun {
         LoadGenerator.Sent sent = produced.sent();
         List<FloodResult> results = new ArrayList<>();
         String topologyApp = TOPOLOGY_APP + "-" + run;
+        settleBefore(pair, TOPOLOGY);
         try (StreamsService app = cluster.startTopology(topologyApp, topics, 0)) {
             results.add(measure(TOPOLOGY, pair, topologyApp, topics.upserts(), System.nanoTime(), sent.events(), null,
                     sent.turns()));
         }
         String copy = cluster.createTopic("bench.flood-" + run + ".copy");
         String copyApp = PASS_THROUGH_APP + "-" + run;
+        settleBefore(pair, PASS_THROUGH);
         try (StreamsService app = cluster.startPassThrough(copyApp, topics.rawEvents(), copy)) {
             results.add(measure(PASS_THROUGH, pair, copyApp, copy, System.nanoTime(), sent.events(),
                     count -> count >= sent.events(), null));
         }
+        settleBefore(pair, CONSUMER);
         results.add(measure(CONSUMER, pair, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(),
                 System.nanoTime(), sent.events(), count -> count >= sent.events(), null));
         return results;
+    }
+
+    private void settleBefore(int pair, String reader) throws InterruptedException {
+        if (pair > 0) {
+            settle.before("flood pair " + pair + ", " + reader);
+        }
     }
 
     /**

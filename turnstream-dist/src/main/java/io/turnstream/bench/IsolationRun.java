@@ -68,12 +68,14 @@ final class IsolationRun {
 
     private final BenchCluster cluster;
     private final BenchConfig config;
+    private final Settle settle;
     private final PrintWriter progress;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(WAIT).build();
 
-    IsolationRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
+    IsolationRun(BenchCluster cluster, BenchConfig config, Settle settle, PrintWriter progress) {
         this.cluster = cluster;
         this.config = config;
+        this.settle = settle;
         this.progress = progress;
     }
 
@@ -91,8 +93,11 @@ final class IsolationRun {
             measure(gateway, writer);
             progress.println("isolation warm-up done");
             for (int pair = 1; pair <= config.pairs(); pair++) {
+                // B's turns of the side before still stream (the simulated provider, 40 tokens/s): let them end
+                settle.before("isolation pair " + pair + ", idle");
                 Side idle = measure(gateway, writer);
                 Side loaded;
+                settle.before("isolation pair " + pair + ", loaded");
                 try (Load load = Load.start(gateway, writer)) {
                     loaded = measure(gateway, writer);
                 }

@@ -27,18 +27,21 @@ final class LadderRun {
 
     private final BenchCluster cluster;
     private final BenchConfig config;
+    private final Settle settle;
     private final PrintWriter progress;
     private final List<Memory> memory = new ArrayList<>();
 
-    LadderRun(BenchCluster cluster, BenchConfig config, PrintWriter progress) {
+    LadderRun(BenchCluster cluster, BenchConfig config, Settle settle, PrintWriter progress) {
         this.cluster = cluster;
         this.config = config;
+        this.settle = settle;
         this.progress = progress;
     }
 
     /**
      * Every step of {@link BenchConfig#steps()}, {@link BenchConfig#pairsAt} pairs each: a topology
-     * run, then a pass-through run when {@code withBaseline}. Each run's own warm-up is not measured.
+     * run, then a pass-through run when {@code withBaseline}. Each run's own warm-up is not measured; each run
+     * begins once the machine has settled.
      */
     List<StepPairs> sweep(boolean withBaseline) throws Exception {
         List<StepPairs> steps = new ArrayList<>();
@@ -51,9 +54,11 @@ final class LadderRun {
             for (int pair = 1; pair <= pairs; pair++) {
                 progress.printf("ladder %d turns, %s %d of %d%n", turns, withBaseline ? "pair" : "run", pair, pairs);
                 String run = turns + "-p" + pair;
+                settle.before("ladder " + turns + " turns, topology " + pair);
                 topology.add(topology("ladder-topology-" + run, TOPOLOGY_APP + "-" + run, turns,
                         withBaseline && turns == largest ? pair : 0));
                 if (withBaseline) {
+                    settle.before("ladder " + turns + " turns, pass-through " + pair);
                     passThrough.add(passThrough(turns, "ladder-passthrough-" + run, PASS_THROUGH_APP + "-" + run));
                 }
             }

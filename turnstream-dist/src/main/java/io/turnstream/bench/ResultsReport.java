@@ -117,7 +117,32 @@ final class ResultsReport {
             md.append(table(List.of("run", "open turns", "heap idle (MB)", "heap open (MB)", "heap per open turn (KB)",
                     "RocksDB (MB)", "RocksDB detail (MB)"), rows));
         }
+        if (r.settling() != null && !r.settling().isEmpty()) {
+            md.append("\n### Before each measured run: waiting for the machine to settle\n\n");
+            md.append(settling(r.settling()));
+        }
         return md.toString();
+    }
+
+    /** A summary line, then one row per measured run: when it began, the wait, the CPUs over its last window, the load. */
+    static String settling(List<BenchResults.SettleWait> waits) {
+        long unsettled = waits.stream().filter(w -> Boolean.FALSE.equals(w.settled())).count();
+        double waited = waits.stream().mapToDouble(BenchResults.SettleWait::waitedSeconds).sum();
+        StringBuilder md = new StringBuilder(String.format(Locale.ROOT,
+                "%d measured runs, %.0f s of waiting in all, %d begun on a machine that had not settled; CPUs idle and "
+                        + "this process: shares of all cores over the wait's last window.%n%n", waits.size(), waited, unsettled));
+        List<List<String>> rows = new ArrayList<>();
+        for (BenchResults.SettleWait w : waits) {
+            rows.add(List.of(w.run(), w.at(), String.format(Locale.ROOT, "%.1f", w.waitedSeconds()),
+                    w.settled() == null ? "not waited" : w.settled() ? "yes" : "**no**", percent(w.idlePercent()),
+                    percent(w.processPercent()), load(w.load())));
+        }
+        return md.append(table(List.of("before", "at", "waited (s)", "settled", "CPUs idle", "this process",
+                "load average 1 / 5 / 15 min"), rows)).toString();
+    }
+
+    private static String percent(Double value) {
+        return value == null ? "-" : String.format(Locale.ROOT, "%.0f%%", value);
     }
 
     /** One row per figure: its median, range, how far the range reaches from the median, IQR and runs. */

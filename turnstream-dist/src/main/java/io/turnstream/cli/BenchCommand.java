@@ -136,6 +136,15 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--partitions", paramLabel = "N", description = "Partitions of every benchmark topic (default: 4).")
     private Integer partitions;
 
+    @Option(names = "--settle-wait", paramLabel = "SECONDS",
+            description = "Before each measured run, wait at most this long for the machine to settle (CPUs idle for "
+                    + "--settle-idle of the last 2 s); 0 does not wait (default: 120, at most 600 in all; quick: 20, 60).")
+    private Integer settleWaitSeconds;
+
+    @Option(names = "--settle-idle", paramLabel = "PERCENT",
+            description = "The idle share of all cores that counts as settled (default: 80).")
+    private Integer settleIdlePercent;
+
     @Option(names = "--config", paramLabel = "FILE",
             description = "Properties for both the topology and the pass-through app (e.g. commit.interval.ms, "
                     + "processing.guarantee, num.stream.threads); with --cluster, for the topology of the throughput "
@@ -238,6 +247,12 @@ public final class BenchCommand implements Callable<Integer> {
                 largestStepPairs != null ? largestStepPairs : d.largestStepPairs(),
                 amplificationRuns != null ? amplificationRuns : d.amplificationRuns(),
                 floodWarmupPairs != null ? floodWarmupPairs : d.floodWarmupPairs(),
-                only != null ? only.stream().map(Phase::parse).collect(Collectors.toSet()) : d.phases());
+                only != null ? only.stream().map(Phase::parse).collect(Collectors.toSet()) : d.phases(),
+                settling(d.settle()));
+    }
+
+    private BenchConfig.Settling settling(BenchConfig.Settling d) {
+        BenchConfig.Settling settling = settleWaitSeconds == null ? d : d.withMaxWait(Duration.ofSeconds(settleWaitSeconds));
+        return settleIdlePercent == null ? settling : settling.withMinIdle(settleIdlePercent / 100.0);
     }
 }

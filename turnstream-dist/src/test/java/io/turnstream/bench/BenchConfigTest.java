@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.bench.BenchConfig.Phase;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -35,10 +36,27 @@ class BenchConfigTest {
                 .hasMessageContaining("pairs must be at least 1, got 0");
     }
 
+    @Test
+    void aFullRunWaitsAtMostTwoMinutesForTheMachineBeforeARunAndTenInAllAQuickOneFarLess() {
+        BenchConfig.Settling full = BenchConfig.full().settle();
+        BenchConfig.Settling quick = BenchConfig.quick().settle();
+
+        assertThat(List.of(full, quick)).allSatisfy(rule -> {
+            assertThat(rule.window()).isEqualTo(Duration.ofSeconds(2));
+            assertThat(rule.minIdle()).isEqualTo(0.8);
+            assertThat(rule.enabled()).isTrue();
+        });
+        assertThat(full.maxWait()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(full.budget()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(quick.maxWait()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(quick.budget()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(BenchConfig.Settling.OFF.enabled()).isFalse();
+    }
+
     private static BenchConfig with(BenchConfig d, List<Integer> ladder, int pairs, int largestStepPairs, Set<Phase> phases) {
         return new BenchConfig(ladder, d.warmup(), d.measure(), d.drainLimit(), d.tokensPerSecond(), d.tokensPerDelta(),
                 d.reasoningTokens(), d.messageTokens(), d.floodEvents(), d.itemLengths(), d.growthFraction(), d.targetStep(),
                 d.latencyTargetMs(), d.partitions(), d.seed(), pairs, largestStepPairs, d.amplificationRuns(), d.floodWarmupPairs(),
-                phases);
+                phases, d.settle());
     }
 }

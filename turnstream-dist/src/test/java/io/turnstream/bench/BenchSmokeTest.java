@@ -24,7 +24,9 @@ class BenchSmokeTest {
     // The drain limit only bounds the wait for a slow (shared, loaded) machine; a fast one drains at once.
     private static final BenchConfig TINY = new BenchConfig(List.of(3), Duration.ofSeconds(1), Duration.ofSeconds(2),
             Duration.ofSeconds(60), 200, 4, new BenchConfig.Range(10, 20), new BenchConfig.Range(20, 60), 2_000,
-            List.of(100), 0.25, 3, 250, 2, 7, 2, 2, 2, 1, EnumSet.allOf(BenchConfig.Phase.class));
+            List.of(100), 0.25, 3, 250, 2, 7, 2, 2, 2, 1, EnumSet.allOf(BenchConfig.Phase.class),
+            // the real machine's counters, a rule nearly any machine meets at once, and a 1 s cap where it does not
+            new BenchConfig.Settling(Duration.ofMillis(500), 0.01, Duration.ofSeconds(1), Duration.ofSeconds(10)));
 
     @Test
     void aTinyRunWritesEveryFigure(@TempDir Path out) throws Exception {
@@ -77,10 +79,19 @@ class BenchSmokeTest {
         assertThat(results.path("loadBefore").path("one").isNumber()).isTrue();
         assertThat(results.path("loadAfter").path("one").isNumber()).isTrue();
         assertThat(results.path("warnings").isArray()).isTrue();
+        // one wait before every measured run, each with the CPUs it saw: ladder 2 x 2, flood 2 x 3, amplification
+        // 2 x 2, isolation 2 x 2
+        assertThat(results.path("settling")).hasSize(18).allSatisfy(wait -> {
+            assertThat(wait.path("idlePercent").isNumber()).as(wait.toString()).isTrue();
+            assertThat(wait.path("load").path("one").isNumber()).isTrue();
+        });
+        assertThat(results.path("settling")).extracting(w -> w.path("run").asText()).contains(
+                "ladder 3 turns, topology 1", "ladder 3 turns, pass-through 2", "flood pair 2, " + FloodRun.CONSUMER,
+                "amplification run 1, seed", "isolation pair 2, loaded");
         assertThat(results.path("targets")).isNotEmpty();
         assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Figures: median and spread", "### Flood",
                 "### Load ladder, pair by pair", "### Write amplification", "### Memory", "### Live text",
-                "Load average");
+                "Load average", "### Before each measured run: waiting for the machine to settle");
         assertThat(out.resolve(Charts.SPREAD_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.LATENCY_PNG)).isNotEmptyFile();
         assertThat(out.resolve(Charts.AMPLIFICATION_PNG)).isNotEmptyFile();

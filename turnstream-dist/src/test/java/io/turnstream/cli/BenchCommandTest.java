@@ -34,6 +34,25 @@ class BenchCommandTest {
     }
 
     @Test
+    void aNegativeSettleWaitOrAnIdleShareOutsideOneToAHundredIsAConfigErrorAndNeitherGoesWithACluster(@TempDir Path dir) {
+        String out = dir.resolve("out").toString();
+
+        String[] negative = run("bench", "--settle-wait", "-1", "--output", out);
+        assertThat(negative[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(negative[1]).contains("settle waits cannot be negative");
+
+        String[] none = run("bench", "--settle-idle", "0", "--output", out);
+        assertThat(none[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(none[1]).contains("the settle idle share must be over 0% and at most 100%, got 0%");
+        assertThat(run("bench", "--settle-idle", "101", "--output", out)[1]).contains("got 101%");
+
+        String[] cluster = run("bench", "--cluster", "3", "--settle-wait", "0", "--output", out);
+        assertThat(cluster[0]).isEqualTo(Integer.toString(ExitCodes.USAGE));
+        assertThat(cluster[1]).contains("--settle-wait does not go with --cluster");
+        assertThat(dir.resolve("out")).doesNotExist();
+    }
+
+    @Test
     void turnsGoWithAClusterRunAndAreAtLeastOne(@TempDir Path dir) {
         String out = dir.resolve("out").toString();
 
