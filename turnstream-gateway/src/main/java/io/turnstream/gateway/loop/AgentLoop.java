@@ -72,6 +72,8 @@ public final class AgentLoop implements Runnable {
     /** What happened for the machine, from Kafka's consumers and the cancel and handover signals. */
     private final BlockingQueue<LoopMachine.Input> inputs = new LinkedBlockingQueue<>();
     private final AtomicReference<Throwable> publishFailure = new AtomicReference<>();
+    /** The machine's outputs not performed because one before them threw: the machine closes what they would have shown. */
+    private final List<LoopMachine.Output> notPerformed = new ArrayList<>();
     private CompletableFuture<Void> lastPublished = CompletableFuture.completedFuture(null);
     /** The running step's span scope, while it runs. */
     private Scope inStep;
@@ -142,7 +144,7 @@ public final class AgentLoop implements Runnable {
     private LoopMachine.Output.Ended failedInside(RuntimeException failure) {
         LoopMachine.Output.Ended ended = null;
         try {
-            for (LoopMachine.Output output : machine.failedInside(failure.getClass().getSimpleName())) {
+            for (LoopMachine.Output output : machine.failedInside(failure.getClass().getSimpleName(), notPerformed)) {
                 if (output instanceof LoopMachine.Output.Ended end) {
                     ended = end;
                 } else {
@@ -166,6 +168,15 @@ public final class AgentLoop implements Runnable {
         // what came before the turn ran here (a cancel, a handover) is fed first
         Deque<LoopMachine.Output> todo = new ArrayDeque<>(cameMeanwhile());
         todo.addAll(machine.start());
+        try {
+            return drive(todo);
+        } catch (RuntimeException e) {
+            notPerformed.addAll(todo);
+            throw e;
+        }
+    }
+
+    private LoopMachine.Output.Ended drive(Deque<LoopMachine.Output> todo) {
         while (true) {
             LoopMachine.Output output = todo.poll();
             if (output == null) {
@@ -223,46 +234,60 @@ public final class AgentLoop implements Runnable {
         return outputs;
     }
 
-    /** Performs outputs that need no input back: writes, statuses, metrics, subscriptions. */
+    /**
+     * Performs outputs that need no input back: writes, statuses, metrics, subscriptions. When one throws, it and those
+     * after it are noted as not performed (of a group, what of it was not).
+     */
     private void perform(List<LoopMachine.Output> outputs) {
-        for (LoopMachine.Output output : outputs) {
-            if (output instanceof LoopMachine.Output.Publish publish) {
-                publish(publish.payload());
-            } else if (output instanceof LoopMachine.Output.Checkpoint checkpoint) {
-                watch(producer.stepDone(checkpoint.step(), checkpoint.checkpoint()));
-            } else if (output instanceof LoopMachine.Output.Together together) {
-                producer.atomically(() -> perform(together.writes()));
-            } else if (output instanceof LoopMachine.Output.Approve approve) {
-                producer.control(ControlMessage.approval(turn.turnId(), approve.callId(), true, ThreadAllowances.REASON));
-            } else if (output instanceof LoopMachine.Output.StepStarting starting) {
-                endStep();
-                inStep = spans.step(starting.step());
-                stepBegan = System.nanoTime();
-                stepStarted = stepBegan;
-            } else if (output instanceof LoopMachine.Output.StepCalled called) {
-                endStep();
-                spans.stepCalled(called.outcome());
-                metrics.step(turn.provider().name(), called.model(), called.outcome().status(),
-                        Duration.ofNanos(System.nanoTime() - stepBegan));
-                stepStarted = 0;
-            } else if (output instanceof LoopMachine.Output.Spent spent) {
-                metrics.usage(turn.provider().name(), spent.model(), tenant(), spent.usage(), spent.failed());
-            } else if (output instanceof LoopMachine.Output.AwaitTools await) {
-                awaitStarted = System.nanoTime();
-                await.calls().forEach(this::subscribe);
-            } else if (output instanceof LoopMachine.Output.ToolEnded ended) {
-                if (ended.result() != null) {
-                    metrics.toolCall(ended.call().name(), ended.result().success(),
-                            Duration.ofNanos(System.nanoTime() - awaitStarted));
-                }
-                spans.toolCallEnded(ended.call().callId(), ended.result(), ended.endedAs());
-            } else if (output instanceof LoopMachine.Output.Count count) {
-                metrics.increment(count.counter());
-            } else if (output instanceof LoopMachine.Output.CancelTurn cancel) {
-                active.cancel.cancel(cancel.reason());
-            } else {
-                throw new IllegalStateException("not an output to perform here: " + output);
+        for (int i = 0; i < outputs.size(); i++) {
+            LoopMachine.Output output = outputs.get(i);
+            try {
+                perform(output);
+            } catch (RuntimeException e) {
+                notPerformed.addAll(outputs.subList(output instanceof LoopMachine.Output.Together ? i + 1 : i,
+                        outputs.size()));
+                throw e;
             }
+        }
+    }
+
+    private void perform(LoopMachine.Output output) {
+        if (output instanceof LoopMachine.Output.Publish publish) {
+            publish(publish.payload());
+        } else if (output instanceof LoopMachine.Output.Checkpoint checkpoint) {
+            watch(producer.stepDone(checkpoint.step(), checkpoint.checkpoint()));
+        } else if (output instanceof LoopMachine.Output.Together together) {
+            producer.atomically(() -> perform(together.writes()));
+        } else if (output instanceof LoopMachine.Output.Approve approve) {
+            producer.control(ControlMessage.approval(turn.turnId(), approve.callId(), true, ThreadAllowances.REASON));
+        } else if (output instanceof LoopMachine.Output.StepStarting starting) {
+            endStep();
+            inStep = spans.step(starting.step());
+            stepBegan = System.nanoTime();
+            stepStarted = stepBegan;
+        } else if (output instanceof LoopMachine.Output.StepCalled called) {
+            endStep();
+            spans.stepCalled(called.outcome());
+            metrics.step(turn.provider().name(), called.model(), called.outcome().status(),
+                    Duration.ofNanos(System.nanoTime() - stepBegan));
+            stepStarted = 0;
+        } else if (output instanceof LoopMachine.Output.Spent spent) {
+            metrics.usage(turn.provider().name(), spent.model(), tenant(), spent.usage(), spent.failed());
+        } else if (output instanceof LoopMachine.Output.AwaitTools await) {
+            awaitStarted = System.nanoTime();
+            await.calls().forEach(this::subscribe);
+        } else if (output instanceof LoopMachine.Output.ToolEnded ended) {
+            if (ended.result() != null) {
+                metrics.toolCall(ended.call().name(), ended.result().success(),
+                        Duration.ofNanos(System.nanoTime() - awaitStarted));
+            }
+            spans.toolCallEnded(ended.call().callId(), ended.result(), ended.endedAs());
+        } else if (output instanceof LoopMachine.Output.Count count) {
+            metrics.increment(count.counter());
+        } else if (output instanceof LoopMachine.Output.CancelTurn cancel) {
+            active.cancel.cancel(cancel.reason());
+        } else {
+            throw new IllegalStateException("not an output to perform here: " + output);
         }
     }
 

@@ -502,14 +502,19 @@ public final class LoopMachine {
      * output. (Failing in {@link State#STARTING}, it has shown nothing yet.) A machine that ended already had its
      * terminal event, the last output before its end, not published: it ends with {@code INTERNAL} instead, a call
      * it returned to the caller closed; a turn handed over stays so (the next owner goes on from what was written),
-     * and one that failed inside already fails no more.
+     * and one that failed inside already fails no more. A call whose last {@code tool_status} (completed, error or
+     * aborted) is among the outputs {@code notPerformed} (its output's {@code item_done} threw before it, say) ends
+     * {@code error} with that {@code INTERNAL} error: otherwise it would stay {@code running} for good.
      */
-    public List<Output> failedInside(String what) {
+    public List<Output> failedInside(String what, List<Output> notPerformed) {
         if (state == State.HANDED_OVER || state.ended() && taken.get(taken.size() - 1).why() == Why.GATEWAY_ERROR) {
             return List.of();
         }
         return handle(() -> {
             ErrorInfo error = ErrorInfo.of(ErrorCodes.INTERNAL, "the gateway failed while running the turn: " + what);
+            long now = clock.millis();
+            endsNotShown(notPerformed).forEach(end -> publish(new StreamPayload.ToolStatus(end.itemId(), end.callId(),
+                    end.toolName(), ToolState.ERROR, end.startedAt(), now, error)));
             UnansweredCall why = new UnansweredCall(ToolState.ABORTED, error, "aborted: the gateway failed");
             switch (state) {
                 case CALLING -> {
@@ -528,6 +533,21 @@ public final class LoopMachine {
             }
             failed(Why.GATEWAY_ERROR, error);
         });
+    }
+
+    /** The final {@code tool_status} of each call among {@code outputs}, those of groups included. */
+    private static List<StreamPayload.ToolStatus> endsNotShown(List<Output> outputs) {
+        List<StreamPayload.ToolStatus> ends = new ArrayList<>();
+        for (Output output : outputs) {
+            if (output instanceof Output.Together together) {
+                ends.addAll(endsNotShown(together.writes()));
+            } else if (output instanceof Output.Publish publish && publish.payload() instanceof StreamPayload.ToolStatus status
+                    && (status.status() == ToolState.COMPLETED || status.status() == ToolState.ERROR
+                    || status.status() == ToolState.ABORTED)) {
+                ends.add(status);
+            }
+        }
+        return ends;
     }
 
     private List<Output> handle(Runnable work) {

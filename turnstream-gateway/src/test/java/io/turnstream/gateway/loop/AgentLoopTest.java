@@ -1,8 +1,10 @@
 package io.turnstream.gateway.loop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.FinishReasons;
 import io.turnstream.gateway.provider.ModelCaller;
@@ -21,6 +23,8 @@ import io.turnstream.model.ResponseStatus;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
+import io.turnstream.model.ToolResult;
+import io.turnstream.model.ToolState;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UiItemType;
@@ -138,6 +142,25 @@ class AgentLoopTest {
     }
 
     @Test
+    void aCallsOutputWhoseItemDoneThrowsEndsTheCallInErrorNotRunning() {
+        run(callsATool(), throwing(1, payload -> payload instanceof StreamPayload.ItemDone done
+                && done.finalItem().knownType() == ItemType.FUNCTION_CALL_OUTPUT), payload -> false);
+
+        assertThat(events).filteredOn(StreamPayload.ToolStatus.class::isInstance).map(StreamPayload.ToolStatus.class::cast)
+                .extracting(StreamPayload.ToolStatus::callId, StreamPayload.ToolStatus::status)
+                .containsExactly(tuple("call-1", ToolState.PENDING), tuple("call-1", ToolState.RUNNING),
+                        tuple("call-1", ToolState.ERROR));
+        assertThat(events).filteredOn(StreamPayload.ToolStatus.class::isInstance).last()
+                .isInstanceOfSatisfying(StreamPayload.ToolStatus.class, status -> {
+                    assertThat(status.error().code()).isEqualTo(ErrorCodes.INTERNAL);
+                    assertThat(status.completedAt()).isNotNull();
+                });
+        assertThat(events.stream().filter(AgentLoopTest::terminal)).as("exactly one terminal event").hasSize(1);
+        assertThat(events).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class,
+                error -> assertThat(error.error().code()).isEqualTo(ErrorCodes.INTERNAL));
+    }
+
+    @Test
     void anInternalEndThatCannotBeWrittenEitherRefusesTheTransactionAndHandsTheTurnOn() {
         run(answers(), throwing(2, AgentLoopTest::terminal), payload -> false);
 
@@ -198,6 +221,7 @@ class AgentLoopTest {
                     return CompletableFuture.failedFuture(new IllegalStateException("the broker refused it"));
                 }
                 events.add(payload);
+                executorSees(payload);
                 return CompletableFuture.completedFuture(null);
             }
 
@@ -221,6 +245,16 @@ class AgentLoopTest {
                 return clock;
             }
         };
+    }
+
+    /** The tool executor: starts a released call at once, and answers it once the gateway shows it running. */
+    private void executorSees(StreamPayload payload) {
+        if (payload instanceof StreamPayload.ItemDone done && done.finalItem().knownType() == ItemType.FUNCTION_CALL) {
+            registry.toolStarted("turn", done.finalItem().callId(), clock.millis());
+        } else if (payload instanceof StreamPayload.ToolStatus status && status.status() == ToolState.RUNNING) {
+            registry.deliver("turn", new ToolResult(status.callId(), "turn", status.toolName(), true,
+                    TextNode.valueOf("the file's text"), null, status.startedAt(), clock.millis()));
+        }
     }
 
     private static boolean terminal(StreamPayload payload) {

@@ -208,7 +208,7 @@ class LoopMachineTest {
     void aGatewayFailureReportsWhatTheTurnUsedSoFar() {
         firstStepCallsWriteFile();
 
-        List<Output> ended = machine.failedInside("a bug");
+        List<Output> ended = machine.failedInside("a bug", List.of());
 
         assertThat(published(ended)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
             assertThat(error.usage()).isEqualTo(new StreamPayload.Usage(10, 5, 15));
@@ -229,7 +229,7 @@ class LoopMachineTest {
         call.items().startMessage("half a");
         streamCall(call, "write_file", "call-1");
 
-        List<Output> ended = machine.failedInside("NullPointerException");
+        List<Output> ended = machine.failedInside("NullPointerException", List.of());
 
         assertThat(published(ended)).extracting(StreamPayload::getClass).containsSubsequence(
                 StreamPayload.ItemError.class, StreamPayload.ItemError.class, StreamPayload.ItemStart.class,
@@ -242,7 +242,7 @@ class LoopMachineTest {
         assertThat(ended).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
         assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
                 Why.GATEWAY_ERROR);
-        assertThat(machine.failedInside("again")).as("an ended turn fails no more").isEmpty();
+        assertThat(machine.failedInside("again", List.of())).as("an ended turn fails no more").isEmpty();
     }
 
     /** Reached only by a bug in the machine's own start: the shell has nothing to perform before it. */
@@ -250,7 +250,7 @@ class LoopMachineTest {
     void aFailureBeforeTheStartEndsTheTurnWithOnlyItsError() {
         machine = machine();
 
-        List<Output> ended = machine.failedInside("IllegalStateException");
+        List<Output> ended = machine.failedInside("IllegalStateException", List.of());
 
         assertThat(published(ended)).singleElement().isInstanceOf(StreamPayload.ResponseError.class);
         assertThat(machine.taken()).containsExactly(new LoopMachine.Transition(State.STARTING, Why.GATEWAY_ERROR,
@@ -378,7 +378,7 @@ class LoopMachineTest {
                 FinishReasons.TOOL_CALLS));
 
         // the shell threw before it performed the end: its response_done is not published
-        List<Output> failed = machine.failedInside("IllegalStateException");
+        List<Output> failed = machine.failedInside("IllegalStateException", List.of());
 
         assertThat(published(failed)).last().isInstanceOfSatisfying(StreamPayload.ResponseError.class, error -> {
             assertThat(error.error().code()).isEqualTo(ErrorCodes.INTERNAL);
@@ -390,7 +390,7 @@ class LoopMachineTest {
         assertThat(failed).last().isEqualTo(new Output.Ended(State.FAILED, ResponseStatus.ERROR, null));
         assertThat(machine.taken()).extracting(LoopMachine.Transition::why).containsExactly(Why.CALL_STEP,
                 Why.CLIENT_TOOL, Why.GATEWAY_ERROR);
-        assertThat(machine.failedInside("again")).as("a turn that failed inside fails no more").isEmpty();
+        assertThat(machine.failedInside("again", List.of())).as("a turn that failed inside fails no more").isEmpty();
     }
 
     @Test
@@ -401,7 +401,7 @@ class LoopMachineTest {
         machine.on(new Input.CallEnded(complete(call, FinishReasons.LENGTH), null));
         assertThat(machine.state()).isEqualTo(State.HANDED_OVER);
 
-        assertThat(machine.failedInside("IllegalStateException")).as("the next owner goes on").isEmpty();
+        assertThat(machine.failedInside("IllegalStateException", List.of())).as("the next owner goes on").isEmpty();
     }
 
     /** Starts the turn; the provider refuses step 1's prompt as too long, so the machine compacts it. */
