@@ -1,10 +1,7 @@
 package io.turnstream.runtime;
 
-import io.turnstream.model.Topics;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * What an integration test class shares: one real broker with the contract's topics, a producer
@@ -12,11 +9,11 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  */
 public final class TestCluster implements AutoCloseable {
 
-    private final EmbeddedKafkaBroker broker;
+    private final ContractBroker broker;
     private final RawEventProducer gateway;
     private final UpsertLog upserts;
 
-    private TestCluster(EmbeddedKafkaBroker broker) {
+    private TestCluster(ContractBroker broker) {
         this.broker = broker;
         this.gateway = new RawEventProducer(broker.bootstrapServers());
         this.upserts = new UpsertLog(broker.bootstrapServers());
@@ -28,15 +25,12 @@ public final class TestCluster implements AutoCloseable {
      * @param brokerOverrides broker properties over the embedded defaults
      */
     public static TestCluster start(Path dataDir, int partitions, Map<String, String> brokerOverrides) throws Exception {
-        EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(0, dataDir, brokerOverrides).start();
-        Properties admin = new Properties();
-        admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        TopicAdmin.createAll(admin, Topics.DEFAULTS, partitions, (short) 1);
-        return new TestCluster(broker);
+        return new TestCluster(ContractBroker.withTopics(new EmbeddedKafkaBroker(0, dataDir, brokerOverrides).start(),
+                partitions));
     }
 
     public EmbeddedKafkaBroker broker() {
-        return broker;
+        return broker.broker();
     }
 
     public String bootstrapServers() {

@@ -10,10 +10,9 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.ContractBroker;
 import io.turnstream.runtime.GrouplessConsumer;
 import io.turnstream.runtime.TenantClaims;
-import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TraceContext;
 import io.turnstream.testsupport.UsesBroker;
 import java.time.Clock;
@@ -65,15 +64,13 @@ class OwnedPartitionRebalanceTest {
     private static final TurnRequestRecord REQUEST = TurnRequestRecord.request("turn-1", "thread-1", "run-1", null,
             1, Json.MAPPER.createObjectNode().put("prompt", "hi"));
 
-    private static EmbeddedKafkaBroker broker;
+    private static ContractBroker broker;
     private static Properties kafka;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        kafka = new Properties();
-        kafka.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(kafka, Topics.DEFAULTS, 1, (short) 1);
+        broker = ContractBroker.start(1);
+        kafka = broker.clientProperties();
         try (Admin admin = Admin.create(kafka)) {
             admin.createTopics(List.of(new NewTopic("bystanders", 1, (short) 1))).all().get();
         }

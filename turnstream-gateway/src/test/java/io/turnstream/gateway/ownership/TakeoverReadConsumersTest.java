@@ -9,9 +9,8 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
-import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.ContractBroker;
 import io.turnstream.runtime.GrouplessConsumer;
-import io.turnstream.runtime.TopicAdmin;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -41,15 +40,13 @@ class TakeoverReadConsumersTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final Topics TOPICS = Topics.DEFAULTS;
 
-    private static EmbeddedKafkaBroker broker;
+    private static ContractBroker broker;
     private static Properties kafka;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = EmbeddedKafkaBroker.onFreePort().start();
-        kafka = new Properties();
-        kafka.put("bootstrap.servers", broker.bootstrapServers());
-        TopicAdmin.createAll(kafka, TOPICS, 2, (short) 1);
+        broker = ContractBroker.start(2);
+        kafka = broker.clientProperties();
     }
 
     @AfterAll
