@@ -85,11 +85,12 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
      * One application reading {@code events} raw events as fast as it can, in pair {@code pair} (from 1). Beside
      * the rate, what else the JVM did in its window (the flood's pairs drifted): JIT compilation ({@code jitMs},
      * all compiler threads), GC ({@code gcMs}, all collectors) and the CPU of the bench's own tail reading the
-     * output ({@code tailCpuMs}).
+     * output ({@code tailCpuMs}); and the records the app's producer sent again ({@code producerRetries}, null for the
+     * plain consumer): a pair whose topology retried after CONCURRENT_TRANSACTIONS was slow.
      */
     public record FloodResult(String app, int pair, long events, double seconds, double eventsPerSec, long outputRecords,
                               double outputPerSec, double appCpuMsPer1000Events, double jitMs, double gcMs,
-                              double tailCpuMs) {
+                              double tailCpuMs, Long producerRetries) {
     }
 
     /**

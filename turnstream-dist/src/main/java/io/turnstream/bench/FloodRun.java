@@ -100,18 +100,18 @@ final class FloodRun {
         String topologyApp = TOPOLOGY_APP + "-" + run;
         settleBefore(pair, TOPOLOGY);
         try (StreamsService app = cluster.startTopology(topologyApp, topics, 0)) {
-            results.add(measure(TOPOLOGY, pair, topologyApp, topics.upserts(), System.nanoTime(), sent.events(), null,
-                    sent.turns()));
+            results.add(measure(TOPOLOGY, pair, topologyApp, List.of(app), topics.upserts(), System.nanoTime(),
+                    sent.events(), null, sent.turns()));
         }
         String copy = cluster.createTopic("bench.flood-" + run + ".copy");
         String copyApp = PASS_THROUGH_APP + "-" + run;
         settleBefore(pair, PASS_THROUGH);
         try (StreamsService app = cluster.startPassThrough(copyApp, topics.rawEvents(), copy)) {
-            results.add(measure(PASS_THROUGH, pair, copyApp, copy, System.nanoTime(), sent.events(),
+            results.add(measure(PASS_THROUGH, pair, copyApp, List.of(app), copy, System.nanoTime(), sent.events(),
                     count -> count >= sent.events(), null));
         }
         settleBefore(pair, CONSUMER);
-        results.add(measure(CONSUMER, pair, TopicTail.threadName(topics.rawEvents()), topics.rawEvents(),
+        results.add(measure(CONSUMER, pair, TopicTail.threadName(topics.rawEvents()), List.of(), topics.rawEvents(),
                 System.nanoTime(), sent.events(), count -> count >= sent.events(), null));
         return results;
     }
@@ -145,7 +145,7 @@ final class FloodRun {
                     apps.add(cluster.startTopology(app, produced.topics(), 0, "state-" + run + "-" + i));
                     start = i == 0 ? System.nanoTime() : start;
                 }
-                results.add(measure(instances(instances), pair, app, produced.topics().upserts(), start,
+                results.add(measure(instances(instances), pair, app, apps, produced.topics().upserts(), start,
                         produced.sent().events(), null, produced.sent().turns()));
             } finally {
                 for (StreamsService started : apps) {
@@ -217,16 +217,19 @@ final class FloodRun {
      * Tails {@code output} until done: {@code outputDone} by record count, or (the topology) until
      * {@code closedTurns} turns have closed. The time runs from {@code startNanos} (the app is
      * RUNNING, or the consumer about to start) to the last output record; CPU is of the app's
-     * threads (names containing {@code threads}; for the plain consumer, its own thread) while it worked.
+     * threads (names containing {@code threads}; for the plain consumer, its own thread) while it worked, and the
+     * records its Streams {@code apps}' producers sent again meanwhile (none for the plain consumer).
      */
-    private FloodResult measure(String name, int pair, String threads, String output, long startNanos, long events,
-                                LongPredicate outputDone, Integer closedTurns) throws Exception {
+    private FloodResult measure(String name, int pair, String threads, List<StreamsService> apps, String output,
+                                long startNanos, long events, LongPredicate outputDone, Integer closedTurns)
+            throws Exception {
         long[] count = new long[1];
         long[] closed = new long[1];
         long[] last = {0};
         long cpu0 = Resources.threadsCpuNanos(threads);
         long jit0 = Resources.jitMillis();
         long gc0 = Resources.gcMillis();
+        long retries0 = producerRetries(apps);
         long tailCpu;
         Duration limit = Duration.ofSeconds(Math.max(120, events / 1_000));
         boolean done;
@@ -250,17 +253,37 @@ final class FloodRun {
         }
         long jit = Resources.jitMillis() - jit0;
         long gc = Resources.gcMillis() - gc0;
+        Long retries = apps.isEmpty() ? null : producerRetries(apps) - retries0;
         if (!done) {
             throw new IllegalStateException(name + " did not finish " + events + " flood events within " + limit.toSeconds() + " s");
         }
         double seconds = Math.max(1e-3, (last[0] - startNanos) / 1e9);
         FloodResult result = new FloodResult(name, pair, events, LadderRun.round(seconds), LadderRun.round(events / seconds),
                 count[0], LadderRun.round(count[0] / seconds), LadderRun.perThousand(cpu, events), jit, gc,
-                LadderRun.round(tailCpu / 1e6));
+                LadderRun.round(tailCpu / 1e6), retries);
         progress.printf("  %-22s %,10.0f events/s  (%,d output records, %.2f ms CPU per 1,000 events; in the window"
-                        + " JIT %,d ms, GC %,d ms, tail CPU %,.0f ms)%n", name,
-                result.eventsPerSec(), count[0], result.appCpuMsPer1000Events(), jit, gc, result.tailCpuMs());
+                        + " JIT %,d ms, GC %,d ms, tail CPU %,.0f ms%s)%n", name,
+                result.eventsPerSec(), count[0], result.appCpuMsPer1000Events(), jit, gc, result.tailCpuMs(),
+                retries == null ? "" : String.format(Locale.ROOT, ", %,d records sent again", retries));
         progress.flush();
         return result;
+    }
+
+    /**
+     * Records the apps' producers sent again ({@code record-retry-total}). The slow flood pairs of 2026-11-27 were
+     * those whose topology producer was refused with CONCURRENT_TRANSACTIONS and then out of order, and retried
+     * (docs/benchmarks.md, "What lingers between runs, and what slows single flood pairs").
+     */
+    static long producerRetries(List<StreamsService> apps) {
+        long total = 0;
+        for (StreamsService app : apps) {
+            for (var metric : app.streams().metrics().entrySet()) {
+                if (metric.getKey().group().equals("producer-metrics") && metric.getKey().name().equals("record-retry-total")
+                        && metric.getValue().metricValue() instanceof Number value) {
+                    total += value.longValue();
+                }
+            }
+        }
+        return total;
     }
 }

@@ -61,10 +61,11 @@ final class ResultsReport {
                         String.format(Locale.ROOT, "%,.0f", f.eventsPerSec()), String.format(Locale.ROOT, "%,d", f.outputRecords()),
                         String.format(Locale.ROOT, "%,.0f", f.outputPerSec()),
                         String.format(Locale.ROOT, "%.1f", f.appCpuMsPer1000Events()),
-                        String.format(Locale.ROOT, "%,.0f / %,.0f", f.jitMs(), f.gcMs())));
+                        String.format(Locale.ROOT, "%,.0f / %,.0f", f.jitMs(), f.gcMs()),
+                        f.producerRetries() == null ? "" : String.format(Locale.ROOT, "%,d", f.producerRetries())));
             }
             md.append(table(List.of("pair", "reader", "raw events", "raw events/s", "output records", "output/s",
-                    "CPU ms per 1,000 events", "JIT / GC ms in the window"), flood));
+                    "CPU ms per 1,000 events", "JIT / GC ms in the window", "records sent again"), flood));
         }
 
         if (!r.ladder().isEmpty()) {

@@ -55,6 +55,9 @@ class BenchSmokeTest {
         assertThat(results.path("flood")).allSatisfy(f -> {
             assertThat(f.path("eventsPerSec").asDouble()).isPositive();
             assertThat(f.path("appCpuMsPer1000Events").asDouble()).isPositive();
+            // the Streams apps' producers' retries are counted (usually none); the plain consumer has no producer
+            assertThat(f.path("producerRetries").isIntegralNumber())
+                    .isEqualTo(!f.path("app").asText().equals(FloodRun.CONSUMER));
         });
         assertThat(results.path("amplification")).extracting(a -> a.path("run").asInt() + " " + a.path("gradient").asText())
                 .containsExactly("1 seed", "1 growth-0.25", "2 seed", "2 growth-0.25");

@@ -204,7 +204,7 @@ class ClusterBenchTest {
         List<FloodResult> runs = new ArrayList<>();
         for (int i = 0; i < eventsPerSec.length; i++) {
             runs.add(new FloodResult(FloodRun.instances(instances), i + 1, 100_000, 100_000 / eventsPerSec[i],
-                    eventsPerSec[i], 0, 0, 0, 0, 0, 0));
+                    eventsPerSec[i], 0, 0, 0, 0, 0, 0, 0L));
         }
         return new ClusterBench.Throughput(instances, Spread.of(runs.stream().map(FloodResult::eventsPerSec).toList()),
                 runs);

@@ -126,6 +126,6 @@ class FiguresTest {
     }
 
     private static FloodResult result(String app, int pair, double eventsPerSec, double cpu) {
-        return new FloodResult(app, pair, 1000, 1000 / eventsPerSec, eventsPerSec, 1000, eventsPerSec, cpu, 0, 0, 0);
+        return new FloodResult(app, pair, 1000, 1000 / eventsPerSec, eventsPerSec, 1000, eventsPerSec, cpu, 0, 0, 0, null);
     }
 }

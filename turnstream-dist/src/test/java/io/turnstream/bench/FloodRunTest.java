@@ -42,7 +42,7 @@ class FloodRunTest {
     }
 
     private static FloodResult run(double seconds, double jitMs) {
-        return new FloodResult(FloodRun.TOPOLOGY, -1, 1000, seconds, 1000 / seconds, 10, 10 / seconds, 1, jitMs, 0, 0);
+        return new FloodResult(FloodRun.TOPOLOGY, -1, 1000, seconds, 1000 / seconds, 10, 10 / seconds, 1, jitMs, 0, 0, 0L);
     }
 
     private static byte[] envelope(UiPayload payload) {
