@@ -183,14 +183,24 @@ final class BenchCluster implements AutoCloseable {
 
     /**
      * The baseline: copies every raw record to {@code to}, with the topology's own Kafka Streams and
-     * producer configuration (exactly-once, commit interval, compression, timeouts, anything the user
-     * passed): only the topology differs.
+     * producer configuration (exactly-once, compression, timeouts, anything the user passed): only the
+     * topology differs. It has no {@link io.turnstream.topology.TopologyConfig.CommitPacing pacing} of its own, so
+     * it commits at the interval the topology's pacing keeps for such input: the fresh one for paced turns
+     * (the ladder), the behind one for a backlog ({@code backlog}: the flood).
      */
-    StreamsService startPassThrough(String applicationId, String from, String to) throws InterruptedException {
+    StreamsService startPassThrough(String applicationId, String from, String to, boolean backlog)
+            throws InterruptedException {
         Topology copy = new Topology();
         copy.addSource("raw", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), from);
         copy.addSink("copy", to, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "raw");
-        return started(copy, topologyConfig(applicationId, 0, "state").streamsProperties());
+        TopologyConfig config = topologyConfig(applicationId, 0, "state");
+        Properties props = config.streamsProperties();
+        TopologyConfig.CommitPacing pacing = config.commitPacing();
+        if (pacing.adaptive()) {
+            props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG,
+                    Long.toString(backlog ? pacing.behindIntervalMs() : pacing.intervalMs()));
+        }
+        return started(copy, props);
     }
 
     /** The topology's configuration as {@code turnstream topology} would read it from the user's properties. */

@@ -106,7 +106,7 @@ final class FloodRun {
         String copy = cluster.createTopic("bench.flood-" + run + ".copy");
         String copyApp = PASS_THROUGH_APP + "-" + run;
         settleBefore(pair, PASS_THROUGH);
-        try (StreamsService app = cluster.startPassThrough(copyApp, topics.rawEvents(), copy)) {
+        try (StreamsService app = cluster.startPassThrough(copyApp, topics.rawEvents(), copy, true)) {
             results.add(measure(PASS_THROUGH, pair, copyApp, List.of(app), copy, System.nanoTime(), sent.events(),
                     count -> count >= sent.events(), null));
         }

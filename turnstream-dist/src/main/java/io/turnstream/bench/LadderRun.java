@@ -101,7 +101,7 @@ final class LadderRun {
         Topics topics = cluster.createTopics(phase);
         String copy = cluster.createTopic("bench." + phase + ".copy");
         LatencyTracker tracker = new LatencyTracker(config.deltaIntervalNanos());
-        try (StreamsService app = cluster.startPassThrough(appId, topics.rawEvents(), copy);
+        try (StreamsService app = cluster.startPassThrough(appId, topics.rawEvents(), copy, false);
              Producer<String, byte[]> producer = cluster.producer();
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), copy, (record, visible) ->
                      tracker.onCopiedEvent(record.key(), Json.MAPPER.readTree(record.value()).path("event_id").asText(),

@@ -50,7 +50,6 @@ class CrashRecoveryTest {
         upserts = cluster.upserts();
         appends = new AppendLog(cluster.bootstrapServers());
         config = Files.writeString(dir.resolve("topology.properties"), String.join("\n",
-                "commit.interval.ms=100",
                 "session.timeout.ms=6000",
                 "heartbeat.interval.ms=1000",
                 "transaction.timeout.ms=5000",

@@ -15,15 +15,14 @@ public final class TopologyInstance {
     }
 
     /**
-     * Settings for a test instance: short commit interval and session timeout (a killed member is
-     * noticed within seconds), plus {@code extra}.
+     * Settings for a test instance: the shipped commit pacing (75 ms while fresh), a short session timeout
+     * (a killed member is noticed within seconds), plus {@code extra}.
      */
     public static Properties settings(String bootstrapServers, String applicationId, Path stateDir, Map<String, String> extra) {
         Properties props = new Properties();
         props.setProperty("bootstrap.servers", bootstrapServers);
         props.setProperty(TopologyConfig.APPLICATION_ID, applicationId);
         props.setProperty(TopologyConfig.STATE_DIR, stateDir.toString());
-        props.setProperty("commit.interval.ms", "100");
         props.setProperty("session.timeout.ms", "6000");
         props.setProperty("heartbeat.interval.ms", "1000");
         props.putAll(extra);

@@ -30,11 +30,12 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param itemStateRetentionMs how long a closed turn's keys stay on the compacted {@code llm.item-state}
  *     before they get tombstones, so the topic (and every reader's start-up) holds what is recent
  * @param claims checks the gateway's signature of {@code response_start.tenant_id} ({@link TenantClaims})
+ * @param commitPacing when the stream thread commits under exactly-once ({@link CommitPacer})
  */
 public record TopologyConfig(Topics topics, List<Integer> gradient, double minGrowthFraction, long batchTimeoutMs,
                              long idleTimeoutMs, long punctuateIntervalMs, long closedTurnRetentionMs,
                              long itemStateRetentionMs, String applicationId, String stateDir, WireFormat wireFormat, Properties kafka,
-                             TenantClaims claims) {
+                             TenantClaims claims, CommitPacing commitPacing) {
 
     public static final List<Integer> SEED_GRADIENT =
             List.of(10, 10, 20, 20, 50, 50, 50, 50, 100, 100, 200, 200, 500, 500, 1000, 1000, 2000);
@@ -48,6 +49,9 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public static final String ITEM_STATE_RETENTION_MS = "turnstream.item-state.retention.ms";
     public static final String APPLICATION_ID = "turnstream.application.id";
     public static final String STATE_DIR = "turnstream.state.dir";
+    public static final String COMMIT_INTERVAL_MS = "turnstream.commit.interval.ms";
+    public static final String COMMIT_BEHIND_INTERVAL_MS = "turnstream.commit.behind-interval.ms";
+    public static final String COMMIT_BEHIND_AFTER_MS = "turnstream.commit.behind-after.ms";
 
     public static final long DEFAULT_BATCH_TIMEOUT_MS = 1_000;
     public static final long DEFAULT_IDLE_TIMEOUT_MS = 600_000;
@@ -81,12 +85,20 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      */
     public static final String DEFAULT_MAX_TASK_IDLE_MS = "-1";
     /**
-     * How often the stream thread commits under exactly-once (Kafka Streams: 100 ms). An upsert is visible
-     * to {@code read_committed} readers only after the commit that follows it, so the wait for the next
-     * commit is most of the emit latency; each commit also writes every open item's chunk, so a shorter
-     * interval costs throughput where many items stream (docs/runtime.md, the settings table).
+     * How often the stream thread commits under exactly-once while its input is fresh (Kafka Streams: 100 ms).
+     * An upsert is visible to {@code read_committed} readers only after the commit that follows it, so the
+     * wait for the next commit is most of the emit latency; each commit also writes every open item's chunk,
+     * so a shorter interval costs throughput where many items stream (docs/runtime.md, the settings table).
      */
     public static final String DEFAULT_COMMIT_INTERVAL_MS = "75";
+    /**
+     * How often it commits while behind its input (Kafka Streams' {@code commit.interval.ms}): a commit's
+     * price is mostly fixed, so larger transactions let a topology that fell behind catch up sooner
+     * (docs/runtime.md, "A commit interval that follows the input").
+     */
+    public static final String DEFAULT_COMMIT_BEHIND_INTERVAL_MS = "500";
+    /** Input whose records are older than this (by their timestamps) counts as behind. */
+    public static final String DEFAULT_COMMIT_BEHIND_AFTER_MS = "1000";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
     public static final String DEFAULT_STATE_DIR = System.getProperty("java.io.tmpdir") + "/turnstream-state";
 
@@ -103,6 +115,43 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         requirePositive(CLOSED_TURN_RETENTION_MS, closedTurnRetentionMs);
         requirePositive(ITEM_STATE_RETENTION_MS, itemStateRetentionMs);
         gradient = List.copyOf(gradient);
+    }
+
+    /**
+     * When the stream thread commits under exactly-once: every {@code intervalMs} while the input is fresh
+     * (the processor asks for each commit), every {@code behindIntervalMs} (Kafka Streams' own
+     * {@code commit.interval.ms}) while its records are more than {@code behindAfterMs} old. Not
+     * {@code adaptive} (one fixed interval, Kafka Streams' alone) under at-least-once, when the user sets
+     * {@code commit.interval.ms} itself, or when the two intervals are the same.
+     */
+    public record CommitPacing(long intervalMs, long behindIntervalMs, long behindAfterMs, boolean adaptive) {
+
+        public CommitPacing {
+            requirePositive(COMMIT_INTERVAL_MS, intervalMs);
+            requirePositive(COMMIT_BEHIND_INTERVAL_MS, behindIntervalMs);
+            requirePositive(COMMIT_BEHIND_AFTER_MS, behindAfterMs);
+            if (behindIntervalMs < intervalMs) {
+                throw new IllegalArgumentException(COMMIT_BEHIND_INTERVAL_MS + " (" + behindIntervalMs + ") must be at least "
+                        + COMMIT_INTERVAL_MS + " (" + intervalMs + ")");
+            }
+        }
+
+        static CommitPacing from(Settings settings, Properties kafka) {
+            long interval = settings.getLong(COMMIT_INTERVAL_MS, Long.parseLong(DEFAULT_COMMIT_INTERVAL_MS));
+            long behindInterval = settings.getLong(COMMIT_BEHIND_INTERVAL_MS,
+                    Math.max(interval, Long.parseLong(DEFAULT_COMMIT_BEHIND_INTERVAL_MS)));
+            long behindAfter = settings.getLong(COMMIT_BEHIND_AFTER_MS, Long.parseLong(DEFAULT_COMMIT_BEHIND_AFTER_MS));
+            boolean exactlyOnce = StreamsConfig.EXACTLY_ONCE_V2.equals(
+                    kafka.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2));
+            boolean adaptive = exactlyOnce && !kafka.containsKey(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)
+                    && behindInterval > interval;
+            return new CommitPacing(interval, behindInterval, behindAfter, adaptive);
+        }
+
+        /** Kafka Streams' own {@code commit.interval.ms} under exactly-once, unless the user set it. */
+        String streamsCommitIntervalMs() {
+            return Long.toString(adaptive ? behindIntervalMs : intervalMs);
+        }
     }
 
     public static TopologyConfig defaults() {
@@ -124,7 +173,8 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
                 settings.get(STATE_DIR, DEFAULT_STATE_DIR),
                 WireFormats.from(settings),
                 settings.kafkaProperties(),
-                TenantClaims.from(settings, System.getenv()));
+                TenantClaims.from(settings, System.getenv()),
+                CommitPacing.from(settings, settings.kafkaProperties()));
     }
 
     /**
@@ -145,7 +195,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         props.putAll(kafka);
         if (StreamsConfig.EXACTLY_ONCE_V2.equals(props.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
             // at-least-once keeps Streams' 30 s: nothing waits for its commits to be read
-            props.putIfAbsent(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, DEFAULT_COMMIT_INTERVAL_MS);
+            props.putIfAbsent(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitPacing.streamsCommitIntervalMs());
         }
         // Appends, upserts and store changes are small JSON records with the same field names: a
         // compressed batch of them stores a fraction of their bytes (docs/benchmarks.md)
@@ -186,7 +236,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
     public TopologyConfig withTopics(Topics newTopics) {
         return new TopologyConfig(newTopics, gradient, minGrowthFraction, batchTimeoutMs, idleTimeoutMs,
                 punctuateIntervalMs, closedTurnRetentionMs, itemStateRetentionMs, applicationId, stateDir, wireFormat,
-                kafka, claims);
+                kafka, claims, commitPacing);
     }
 
     private static List<Integer> parseGradient(String value) {

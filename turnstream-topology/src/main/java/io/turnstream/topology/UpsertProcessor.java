@@ -32,6 +32,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private TurnMachine machine;
     private DeadLetters deadLetters;
     private Sensor deadLetterCounter;
+    /** Asks for the commits while the input is fresh; null when Kafka Streams' fixed interval alone commits. */
+    private CommitPacer pacer;
 
     UpsertProcessor(TopologyConfig config) {
         this.config = config;
@@ -51,11 +53,23 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         deadLetterCounter = context.metrics().addRateTotalSensor(
                 "turnstream", context.taskId().toString(), "dead-letter", Sensor.RecordingLevel.INFO);
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
-        context.schedule(Duration.ofMillis(config.punctuateIntervalMs()), PunctuationType.WALL_CLOCK_TIME, machine::onTick);
+        if (config.commitPacing().adaptive()) {
+            pacer = new CommitPacer(config.commitPacing(), context::currentSystemTimeMs);
+            BeforeCommitStore.under(context.getStateStore(UpsertTopology.DEADLINES_STORE)).beforeCommit(pacer::onCommit);
+        }
+        context.schedule(Duration.ofMillis(config.punctuateIntervalMs()), PunctuationType.WALL_CLOCK_TIME, now -> {
+            machine.onTick(now);
+            requestCommitIfDue();
+        });
     }
 
     @Override
     public void process(Record<String, byte[]> record) {
+        if (pacer != null) {
+            // asked now, the commit follows this batch of records (Kafka Streams checks after each)
+            pacer.onRecord(record.timestamp());
+            requestCommitIfDue();
+        }
         StreamEvent event;
         try {
             event = config.wireFormat().read(config.topics().rawEvents(), record.value(), StreamEvent.class);
@@ -78,6 +92,12 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
             deadLetters.send(record, rejection.reason());
         } finally {
             MDC.remove("turnId");
+        }
+    }
+
+    private void requestCommitIfDue() {
+        if (pacer != null && pacer.commitDue()) {
+            context.commit();
         }
     }
 

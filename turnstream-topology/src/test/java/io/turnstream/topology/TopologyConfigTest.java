@@ -1,6 +1,7 @@
 package io.turnstream.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.runtime.Settings;
 import java.util.Map;
@@ -81,25 +82,67 @@ class TopologyConfigTest {
     }
 
     @Test
-    void theStreamThreadCommitsEvery75MsUnlessTheUserSetsTheInterval() {
-        StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
-        StreamsConfig users = new StreamsConfig(streamsProperties(Map.of("commit.interval.ms", "200")));
+    void byDefaultTheProcessorAsksForACommitEvery75MsWhileFreshAndKafkaStreamsCommitsEvery500MsOnItsOwn() {
+        TopologyConfig topology = config(Map.of());
+        StreamsConfig streams = new StreamsConfig(topology.streamsProperties());
 
-        assertThat(byDefault.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(75L);
-        assertThat(users.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(200L);
+        assertThat(topology.commitPacing()).isEqualTo(new TopologyConfig.CommitPacing(75, 500, 1_000, true));
+        assertThat(streams.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(500L);
+    }
+
+    @Test
+    void theCommitPacingIsConfigurable() {
+        TopologyConfig topology = config(Map.of(TopologyConfig.COMMIT_INTERVAL_MS, "50",
+                TopologyConfig.COMMIT_BEHIND_INTERVAL_MS, "2000", TopologyConfig.COMMIT_BEHIND_AFTER_MS, "3000"));
+
+        assertThat(topology.commitPacing()).isEqualTo(new TopologyConfig.CommitPacing(50, 2_000, 3_000, true));
+        assertThat(new StreamsConfig(topology.streamsProperties()).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG))
+                .isEqualTo(2_000L);
+    }
+
+    @Test
+    void theUsersCommitIntervalIsOneFixedIntervalAsBefore() {
+        TopologyConfig topology = config(Map.of("commit.interval.ms", "200"));
+
+        assertThat(topology.commitPacing().adaptive()).isFalse();
+        assertThat(new StreamsConfig(topology.streamsProperties()).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG))
+                .isEqualTo(200L);
+    }
+
+    @Test
+    void equalIntervalsAreOneFixedInterval() {
+        TopologyConfig topology = config(Map.of(TopologyConfig.COMMIT_BEHIND_INTERVAL_MS, "75"));
+
+        assertThat(topology.commitPacing().adaptive()).isFalse();
+        assertThat(new StreamsConfig(topology.streamsProperties()).getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG))
+                .isEqualTo(75L);
+    }
+
+    @Test
+    void aBehindIntervalShorterThanTheFreshOneIsAClearError() {
+        assertThatThrownBy(() -> config(Map.of(TopologyConfig.COMMIT_INTERVAL_MS, "100",
+                TopologyConfig.COMMIT_BEHIND_INTERVAL_MS, "50")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(TopologyConfig.COMMIT_BEHIND_INTERVAL_MS);
     }
 
     @Test
     void atLeastOnceKeepsKafkaStreamsOwnCommitInterval() {
-        StreamsConfig config = new StreamsConfig(streamsProperties(Map.of("processing.guarantee", "at_least_once")));
+        TopologyConfig topology = config(Map.of("processing.guarantee", "at_least_once"));
+        StreamsConfig config = new StreamsConfig(topology.streamsProperties());
 
         assertThat(config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)).isEqualTo(30_000L);
+        assertThat(topology.commitPacing().adaptive()).isFalse();
     }
 
     private static Properties streamsProperties(Map<String, String> user) {
+        return config(user).streamsProperties();
+    }
+
+    private static TopologyConfig config(Map<String, String> user) {
         Properties props = new Properties();
         props.put("bootstrap.servers", "127.0.0.1:9092");
         props.putAll(user);
-        return TopologyConfig.from(Settings.of(props)).streamsProperties();
+        return TopologyConfig.from(Settings.of(props));
     }
 }
