@@ -10,6 +10,7 @@ import io.turnstream.bench.BenchResults.RunSettings;
 import io.turnstream.bench.BenchResults.StepPairs;
 import io.turnstream.bench.BenchResults.Target;
 import io.turnstream.model.Json;
+import io.turnstream.runtime.Settings;
 import io.turnstream.topology.TopologyConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -169,15 +170,29 @@ public final class Bench {
                 config.tokensPerSecond(), config.tokensPerDelta(), config.reasoningTokens().toString(),
                 config.messageTokens().toString(), config.partitions(),
                 kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2),
-                commitIntervalMs(), config.growthFraction(), config.floodEvents(), config.latencyTargetMs(), config.pairs(),
+                commitIntervalMs(), commitPacing().adaptive() ? commitPacing().behindIntervalMs() : null,
+                commitPacing().adaptive() ? commitPacing().behindAfterMs() : null, config.growthFraction(), config.floodEvents(), config.latencyTargetMs(), config.pairs(),
                 pairsPerStep(), config.targetStep(), config.amplificationRuns(), phases(), overrides);
     }
 
-    /** The commit interval both apps run with: the user's, else the topology's default under exactly-once (Streams' under at-least-once). */
+    /**
+     * When the topology commits, as {@code turnstream topology} would from the same properties: its fresh
+     * interval, and its interval while behind when the commits follow the input (null when one fixed interval
+     * commits, Streams' 30 s under at-least-once unless the user set one).
+     */
+    private TopologyConfig.CommitPacing commitPacing() {
+        Properties props = new Properties();
+        props.putAll(kafkaOverrides);
+        return TopologyConfig.from(Settings.of(props)).commitPacing();
+    }
+
     private long commitIntervalMs() {
         String guarantee = kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        long byDefault = StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : Long.parseLong(TopologyConfig.DEFAULT_COMMIT_INTERVAL_MS);
-        return Long.parseLong(kafkaOverrides.getProperty(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Long.toString(byDefault)));
+        String fixed = kafkaOverrides.getProperty(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
+        if (fixed != null) {
+            return Long.parseLong(fixed);
+        }
+        return StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : commitPacing().intervalMs();
     }
 
     private static Machine machine() {

@@ -51,9 +51,16 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
                           String startedAt) {
     }
 
+    /**
+     * How the run was set up. The topology commits every {@code commitIntervalMs} while its input is fresh;
+     * when its commits follow the input, every {@code commitBehindIntervalMs} once its records are more than
+     * {@code commitBehindAfterMs} old (both null when one fixed interval commits, and in results of runs
+     * before the pacing).
+     */
     public record RunSettings(List<Integer> ladder, double warmupSeconds, double measureSeconds, int tokensPerSecond,
                               int tokensPerDelta, String reasoningTokens, String messageTokens, int partitions,
-                              String processingGuarantee, long commitIntervalMs, double growthFraction,
+                              String processingGuarantee, long commitIntervalMs, Long commitBehindIntervalMs,
+                              Long commitBehindAfterMs, double growthFraction,
                               int floodEvents, long latencyTargetMs, int pairs, Map<Integer, Integer> pairsPerStep,
                               int targetStep, int amplificationRuns, List<String> phases,
                               Map<String, String> kafkaOverrides) {

@@ -25,10 +25,10 @@ final class ResultsReport {
                 m.startedAt(), m.cpus(), m.memoryBytes() >> 20, m.jdk(), m.os(), m.kafka(), m.maxHeapBytes() >> 20,
                 r.durationSeconds()));
         BenchResults.RunSettings s = r.settings();
-        md.append(String.format(Locale.ROOT, "Settings: %s, commit interval %d ms, %d partitions, %d tokens/s per turn in deltas "
+        md.append(String.format(Locale.ROOT, "Settings: %s, commit interval %d ms%s, %d partitions, %d tokens/s per turn in deltas "
                         + "of %d tokens, reasoning %s and message %s tokens per turn, warm-up %.0f s, window %.0f s, "
                         + "flood %,d events, growth rule %.2f, Kafka overrides %s.%n%n",
-                s.processingGuarantee(), s.commitIntervalMs(), s.partitions(), s.tokensPerSecond(), s.tokensPerDelta(),
+                s.processingGuarantee(), s.commitIntervalMs(), behindInterval(s), s.partitions(), s.tokensPerSecond(), s.tokensPerDelta(),
                 s.reasoningTokens(), s.messageTokens(), s.warmupSeconds(), s.measureSeconds(), s.floodEvents(),
                 s.growthFraction(), s.kafkaOverrides().isEmpty() ? "none" : s.kafkaOverrides()));
 
@@ -161,6 +161,13 @@ final class ResultsReport {
     }
 
     /** " (3 at 1000 turns)" where a step runs fewer pairs than the others. */
+    /** The topology's commit interval while behind its input, when its commits follow the input. */
+    private static String behindInterval(BenchResults.RunSettings s) {
+        return s.commitBehindIntervalMs() == null ? ""
+                : String.format(Locale.ROOT, " (%d ms while the input is more than %,d ms old)",
+                        s.commitBehindIntervalMs(), s.commitBehindAfterMs());
+    }
+
     private static String pairsPerStep(BenchResults.RunSettings s) {
         String fewer = s.pairsPerStep().entrySet().stream().filter(e -> e.getValue() != s.pairs())
                 .map(e -> e.getValue() + " at " + e.getKey() + " turns").collect(Collectors.joining(", "));

@@ -92,6 +92,13 @@ class BenchSmokeTest {
                 "ladder 3 turns, topology 1", "ladder 3 turns, pass-through 2", "flood pair 2, " + FloodRun.CONSUMER,
                 "amplification run 1, seed", "isolation pair 2, loaded");
         assertThat(results.path("targets")).isNotEmpty();
+        // the topology's commits follow its input by default: both intervals are recorded, not the fresh one alone
+        JsonNode settings = results.path("settings");
+        assertThat(settings.path("commitIntervalMs").asLong()).isEqualTo(75);
+        assertThat(settings.path("commitBehindIntervalMs").asLong()).isEqualTo(500);
+        assertThat(settings.path("commitBehindAfterMs").asLong()).isEqualTo(1_000);
+        assertThat(Files.readString(out.resolve(Bench.RESULTS_MD)))
+                .contains("commit interval 75 ms (500 ms while the input is more than 1,000 ms old)");
         assertThat(Files.readString(out.resolve(Bench.RESULTS_MD))).contains("### Figures: median and spread", "### Flood",
                 "### Load ladder, pair by pair", "### Write amplification", "### Memory", "### Live text",
                 "Load average", "### Before each measured run: waiting for the machine to settle");
