@@ -73,18 +73,22 @@ public record BenchResults(Machine machine, RunSettings settings, LoadAverage lo
      * the append records' keys and values over the text they carried, from the window's start; append
      * log bytes per content byte are the bytes of the appends topic's log segment files on the broker
      * (compressed batches, transaction markers: what it stores) over all the text the run's appends
-     * carried (both null for the pass-through).
+     * carried (both null for the pass-through). {@code producerRetries} are the records the app's producer
+     * sent again in the window (a send refused with {@code CONCURRENT_TRANSACTIONS} while the previous commit
+     * completes is one), {@code gcMs} the whole process's garbage collection time in it (both null in results
+     * of runs before they were recorded).
      */
     public record LadderStep(String app, int turns, double offeredEventsPerSec, double sentEventsPerSec,
                              double upsertsPerSec, Percentiles emitLatency, Percentiles contentLatency,
                              long owedDeltas, double producerLagMs, double appCpuMsPer1000Events,
                              double processCpuMsPer1000Events, boolean sustained, Percentiles appendLatency,
-                             Double appendBytesPerContentByte, Double appendLogBytesPerContentByte) {
+                             Double appendBytesPerContentByte, Double appendLogBytesPerContentByte,
+                             Long producerRetries, Long gcMs) {
 
         LadderStep withAppendLogBytesPerContentByte(Double ratio) {
             return new LadderStep(app, turns, offeredEventsPerSec, sentEventsPerSec, upsertsPerSec, emitLatency,
                     contentLatency, owedDeltas, producerLagMs, appCpuMsPer1000Events, processCpuMsPer1000Events,
-                    sustained, appendLatency, appendBytesPerContentByte, ratio);
+                    sustained, appendLatency, appendBytesPerContentByte, ratio, producerRetries, gcMs);
         }
     }
 

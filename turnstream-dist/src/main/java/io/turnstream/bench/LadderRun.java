@@ -86,7 +86,7 @@ final class LadderRun {
                 memory.add(new Memory(memoryRun, open, heapIdle, heap, open == 0 ? 0 : (heap - heapIdle) / open,
                         rocks.values().stream().mapToLong(Long::longValue).sum(), rocks));
             };
-            step = step("topology", appId, turns, producer, topics.rawEvents(), tracker, whileOpen);
+            step = step("topology", app, appId, turns, producer, topics.rawEvents(), tracker, whileOpen);
         }
         // after the run: its turns have ended, so the log holds all the appends the tracker read
         long text = tracker.allAppendTextBytes();
@@ -106,7 +106,7 @@ final class LadderRun {
              TopicTail tail = TopicTail.start(cluster.bootstrapServers(), copy, (record, visible) ->
                      tracker.onCopiedEvent(record.key(), Json.MAPPER.readTree(record.value()).path("event_id").asText(),
                              visible))) {
-            return step("pass-through", appId, turns, producer, topics.rawEvents(), tracker, () -> { });
+            return step("pass-through", app, appId, turns, producer, topics.rawEvents(), tracker, () -> { });
         }
     }
 
@@ -115,7 +115,7 @@ final class LadderRun {
         return List.copyOf(memory);
     }
 
-    private LadderStep step(String name, String appId, int turns, Producer<String, byte[]> producer, String topic,
+    private LadderStep step(String name, StreamsService app, String appId, int turns, Producer<String, byte[]> producer, String topic,
                             LatencyTracker tracker, Runnable whileOpen) throws InterruptedException {
         progress.printf("ladder %-12s %5d turns: warm-up %d s, measure %d s%n", name, turns,
                 config.warmup().toSeconds(), config.measure().toSeconds());
@@ -129,6 +129,8 @@ final class LadderRun {
             long sent0 = load.sent();
             long appCpu0 = Resources.threadsCpuNanos(appId);
             long processCpu0 = Resources.processCpuNanos();
+            long retries0 = FloodRun.producerRetries(List.of(app));
+            long gc0 = Resources.gcMillis();
             long maxLag = 0;
             while (System.nanoTime() < to) {
                 Thread.sleep(100);
@@ -137,6 +139,8 @@ final class LadderRun {
             long sent = load.sent() - sent0;
             long appCpu = Resources.threadsCpuNanos(appId) - appCpu0;
             long processCpu = Resources.processCpuNanos() - processCpu0;
+            long retries = FloodRun.producerRetries(List.of(app)) - retries0;
+            long gc = Resources.gcMillis() - gc0;
             boolean drained = TopicTail.await(() -> tracker.owedDeltas() == 0, config.drainLimit());
             long owed = drained ? 0 : tracker.owedDeltas();
             whileOpen.run();
@@ -147,11 +151,12 @@ final class LadderRun {
                     round(tracker.upsertsInWindow() / seconds), emit, tracker.contentLatency(), owed,
                     round(maxLag / 1e6), perThousand(appCpu, sent), perThousand(processCpu, sent),
                     owed == 0 && emit.count() > 0 && emit.p99() < config.latencyTargetMs(), tracker.appendLatency(),
-                    nullableRound(tracker.appendBytesPerTextByte()), null);
+                    nullableRound(tracker.appendBytesPerTextByte()), null, retries, gc);
             progress.printf("  %,.0f events/s sent (%,.0f offered), %,.0f upserts/s, emit p99 %.1f ms, "
-                            + "content p99 %.1f ms (through appends %.1f ms), %d deltas never shown%n",
+                            + "content p99 %.1f ms (through appends %.1f ms), %d deltas never shown, %,d records sent again, "
+                            + "GC %,d ms%n",
                     step.sentEventsPerSec(), offered, step.upsertsPerSec(), emit.p99(), step.contentLatency().p99(),
-                    step.appendLatency().p99(), owed);
+                    step.appendLatency().p99(), owed, retries, gc);
             progress.flush();
             return step;
         } finally {

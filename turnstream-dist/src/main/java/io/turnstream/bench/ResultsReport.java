@@ -187,7 +187,7 @@ final class ResultsReport {
         }
         return table(List.of("turns", "pair", "app", "offered deltas/s", "sent ev/s", "upserts/s", "emit p50/p95/p99/max",
                 "content p50/p95/p99/max", "deltas never shown", "producer lag ms", "CPU ms/1,000 ev app / process",
-                "emit p99 < " + targetMs + " ms"), rows);
+                "records sent again", "GC ms", "emit p99 < " + targetMs + " ms"), rows);
     }
 
     private static List<String> ladderRow(int pair, LadderStep l) {
@@ -197,6 +197,8 @@ final class ResultsReport {
                 latency(l.emitLatency()), latency(l.contentLatency()), Long.toString(l.owedDeltas()),
                 String.format(Locale.ROOT, "%.0f", l.producerLagMs()),
                 String.format(Locale.ROOT, "%.1f / %.1f", l.appCpuMsPer1000Events(), l.processCpuMsPer1000Events()),
+                l.producerRetries() == null ? "" : String.format(Locale.ROOT, "%,d", l.producerRetries()),
+                l.gcMs() == null ? "" : String.format(Locale.ROOT, "%,d", l.gcMs()),
                 l.app().equals("topology") ? (l.sustained() ? "yes" : "no") : "");
     }
 

@@ -48,6 +48,12 @@ class BenchSmokeTest {
             assertThat(run.path("appCpuMsPer1000Events").asDouble()).isPositive();
         });
         assertThat(step.path("passThrough")).hasSize(2).allSatisfy(run -> assertEveryPercentile(run.path("emitLatency")));
+        // every ladder run says what its producer sent again and what the JVM spent collecting garbage (usually 0)
+        assertThat(step.path("topology")).allSatisfy(run -> {
+            assertThat(run.path("producerRetries").isIntegralNumber()).as(run.toString()).isTrue();
+            assertThat(run.path("gcMs").isIntegralNumber()).isTrue();
+        });
+        assertThat(step.path("passThrough")).allSatisfy(run -> assertThat(run.path("producerRetries").isIntegralNumber()).isTrue());
         // pairs alternate, warm-up left out
         assertThat(results.path("flood")).extracting(f -> f.path("pair").asInt() + " " + f.path("app").asText())
                 .containsExactly("1 " + FloodRun.TOPOLOGY, "1 " + FloodRun.PASS_THROUGH, "1 " + FloodRun.CONSUMER,

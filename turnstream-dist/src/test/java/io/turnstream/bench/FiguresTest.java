@@ -112,13 +112,13 @@ class FiguresTest {
 
     private static LadderStep topology(int turns, double emitP99, double cpu) {
         Percentiles emit = emitP99 == 0 ? new Percentiles(0, 0, 0, 0, 0) : new Percentiles(100, emitP99 / 2, emitP99, emitP99, emitP99);
-        return new LadderStep("topology", turns, 1, 1, 1, emit, emit, 0, 0, cpu, cpu, true, emit, 7.0, 2.0);
+        return new LadderStep("topology", turns, 1, 1, 1, emit, emit, 0, 0, cpu, cpu, true, emit, 7.0, 2.0, 0L, 0L);
     }
 
     private static LadderStep passThrough(int turns, double emitP99, double cpu) {
         Percentiles emit = new Percentiles(100, emitP99 / 2, emitP99, emitP99, emitP99);
         return new LadderStep("pass-through", turns, 1, 1, 1, emit, emit, 0, 0, cpu, cpu, false,
-                new Percentiles(0, 0, 0, 0, 0), null, null);
+                new Percentiles(0, 0, 0, 0, 0), null, null, 0L, 0L);
     }
 
     private static Amplification amplification(int run, int tokens, double upserts, double changelog) {
