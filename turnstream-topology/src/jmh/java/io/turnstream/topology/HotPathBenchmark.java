@@ -88,6 +88,12 @@ public class HotPathBenchmark {
         return WireFormat.JSON.read(TOPIC, deltaEvent, StreamEvent.class);
     }
 
+    /** The same bytes through the processor's delta fast path, which skips data binding (see {@link DeltaReader}). */
+    @Benchmark
+    public StreamEvent readDelta() {
+        return DeltaReader.read(deltaEvent);
+    }
+
     /** One delta into the chunk store; a new item every 1,000 deltas, the old one dropped as on completion. */
     @Benchmark
     public long appendDelta() {

@@ -1,6 +1,7 @@
 package io.turnstream.topology;
 
 import io.turnstream.model.StreamEvent;
+import io.turnstream.model.WireFormat;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
 import java.time.Duration;
@@ -72,7 +73,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         }
         StreamEvent event;
         try {
-            event = config.wireFormat().read(config.topics().rawEvents(), record.value(), StreamEvent.class);
+            event = read(record.value());
         } catch (IOException | RuntimeException e) {
             deadLetters.send(record, "unparseable StreamEvent: " + firstLine(e.getMessage()));
             return;
@@ -93,6 +94,12 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         } finally {
             MDC.remove("turnId");
         }
+    }
+
+    /** A JSON delta through {@link DeltaReader}; every other event, and whatever it declines, in full. */
+    private StreamEvent read(byte[] value) throws IOException {
+        StreamEvent delta = config.wireFormat() == WireFormat.JSON ? DeltaReader.read(value) : null;
+        return delta != null ? delta : config.wireFormat().read(config.topics().rawEvents(), value, StreamEvent.class);
     }
 
     private void requestCommitIfDue() {
