@@ -14,15 +14,16 @@ import org.apache.kafka.streams.state.KeyValueStore;
 /**
  * The accumulated content of open items, kept as append-only chunks under a short (item handle, chunk
  * number) key; the full content is rebuilt only when an item emits. The deltas an item gains between
- * two commits go into one chunk, kept in memory while it is open and written to the store once, just
- * before the commit ({@link BeforeCommitStore} runs {@link #writeOpenChunks}), so the store, its record
- * cache and its changelog see one write per item and commit instead of one per delta (profiled: the
- * per-delta store write was the largest cost of a delta, and its rewrite in the record cache still
- * 14% of the stream thread). A written chunk is closed: the next delta starts a new one. What is
- * written before a commit is exactly the content of the input up to that commit; a crash before it
- * aborts the transaction, and the input is read again. A chunk also closes, and is written at once,
- * at {@value #MAX_CHUNK_CHARS} chars, so a burst never keeps a long one. On a store without the hook
- * (unit tests) every delta is written at once, as a chunk of its own.
+ * two commits go into one chunk, kept in memory and written to the store once, just before the commit
+ * ({@link BeforeCommitStore} runs {@link #writeOpenChunks}), so the store and its changelog see one write
+ * per item and commit instead of one per delta (profiled: the per-delta store write was the largest cost
+ * of a delta). A written chunk is closed: the next delta starts a new one. What is written before a
+ * commit is exactly the content of the input up to that commit; a crash before it aborts the
+ * transaction, and the input is read again. A chunk also closes at {@value #MAX_CHUNK_CHARS} chars, so
+ * no record grows long in a burst; it too waits for the commit, so the chunks of an item that finishes
+ * between two commits never reach the store or its changelog (the store has no record cache to absorb
+ * a write and its deletion within one commit). On a store without the hook (unit tests) every delta is
+ * written at once, as a chunk of its own.
  *
  * <p>Each item's content, where each of its chunks starts, and its code-point total are kept in memory.
  * An emit and a {@link #tail} read the content from that copy (profiled: a range scan over the record
@@ -46,7 +47,7 @@ final class ItemBuffer {
     private final Map<Long, Stats> stats = new HashMap<>();
     /** Whether open chunks wait for the commit; false on a store that cannot tell this buffer of one. */
     private final boolean deferring;
-    /** Items that opened a chunk since the last commit (some may have written or dropped it since). */
+    /** Items that started a chunk since the last commit (some may have been dropped since). */
     private final List<Stats> opened = new ArrayList<>();
 
     ItemBuffer(KeyValueStore<Bytes, byte[]> chunks) {
@@ -63,36 +64,35 @@ final class ItemBuffer {
             return;
         }
         Stats s = stats(handle);
-        if (s.open && s.lastChunkLength() + delta.length() > MAX_CHUNK_CHARS) {
-            writeOpenChunk(s);
-        }
-        if (!s.open) {
+        if (!s.hasUnwritten()) {
             s.startChunk();
-            s.open = true;
             if (deferring) {
                 opened.add(s);
             }
+        } else if (s.lastChunkLength() + delta.length() > MAX_CHUNK_CHARS) {
+            s.startChunk();
         }
         s.add(delta);
         if (!deferring) {
-            writeOpenChunk(s);
+            writeChunks(s);
         }
     }
 
-    /** Writes every open chunk to the store, closing it; runs just before each commit. */
+    /** Writes every chunk not written yet to the store, closing them; runs just before each commit. */
     void writeOpenChunks() {
         for (Stats s : opened) {
-            if (s.open) {
-                writeOpenChunk(s);
-            }
+            writeChunks(s);
         }
         opened.clear();
     }
 
-    private void writeOpenChunk(Stats s) {
-        chunks.put(chunkKey(s.handle, s.chunks - 1),
-                encode(s.text.substring(s.lastChunkFrom), s.lastSurrogateAt >= s.lastChunkFrom));
-        s.open = false;
+    private void writeChunks(Stats s) {
+        for (int chunk = s.written; chunk < s.chunks; chunk++) {
+            int from = s.chunkFrom(chunk);
+            int to = chunk + 1 < s.chunks ? s.chunkFrom(chunk + 1) : s.text.length();
+            chunks.put(chunkKey(s.handle, chunk), encode(s.text.substring(from, to), s.lastSurrogateAt >= from));
+        }
+        s.written = s.chunks;
     }
 
     String content(long handle) {
@@ -135,9 +135,10 @@ final class ItemBuffer {
 
     void drop(long handle) {
         Stats s = stats.remove(handle);
-        int count = s == null ? countChunks(handle) : s.open ? s.chunks - 1 : s.chunks;
+        int count = s == null ? countChunks(handle) : s.written;
         if (s != null) {
-            s.open = false;
+            // a dropped item's chunks in memory are never written, though writeOpenChunks still holds it
+            s.written = s.chunks;
         }
         for (int i = 0; i < count; i++) {
             // A null put deletes without delete()'s read of the old value: one RocksDB get per chunk saved.
@@ -167,6 +168,7 @@ final class ItemBuffer {
                 s.add(decode(chunk.value));
             });
         }
+        s.written = s.chunks;
         return s;
     }
 
@@ -195,8 +197,8 @@ final class ItemBuffer {
     }
 
     /**
-     * The chunk as stored. Only a chunk with a surrogate can hold a lone one: the open chunk is encoded
-     * again with every delta, and scanning all of it per delta was a visible part of appending.
+     * The chunk as stored. Only a chunk with a surrogate can hold a lone one, so only such a chunk is
+     * scanned for one (scanning every chunk was a visible part of appending).
      */
     private static byte[] encode(String chunk, boolean hasSurrogate) {
         if (!hasSurrogate || !hasLoneSurrogate(chunk)) {
@@ -251,8 +253,8 @@ final class ItemBuffer {
         private int[] chunkFroms = new int[4];
         /** Where the last chunk starts in {@link #text}. */
         int lastChunkFrom;
-        /** Whether the last chunk is in memory only and takes deltas: false once it is written. */
-        boolean open;
+        /** Chunks in the store (or, rebuilt, read from it): those after them are in memory only, and the last takes deltas. */
+        int written;
         long codePoints;
         boolean endsWithHighSurrogate;
         /** Where in {@link #text} the last surrogate (half of an emoji, say) is, or -1 when it has none. */
@@ -272,6 +274,10 @@ final class ItemBuffer {
 
         int chunkFrom(int chunk) {
             return chunkFroms[chunk];
+        }
+
+        boolean hasUnwritten() {
+            return written < chunks;
         }
 
         int lastChunkLength() {

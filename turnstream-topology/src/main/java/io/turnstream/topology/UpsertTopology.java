@@ -42,9 +42,9 @@ public final class UpsertTopology {
         topology.addProcessor(UPSERT_PROCESSOR, () -> new UpsertProcessor(config), RAW_EVENTS_SOURCE);
         topology.addStateStore(store(TURNS_STORE, StateSerde.of(TurnState.class)), UPSERT_PROCESSOR);
         topology.addStateStore(store(ITEMS_STORE, StateSerde.of(ItemState.class)), UPSERT_PROCESSOR);
-        topology.addStateStore(BeforeCommitStore.builder(bytesStore(CHUNKS_STORE).withCachingEnabled()), UPSERT_PROCESSOR);
+        topology.addStateStore(BeforeCommitStore.builder(bytesStore(CHUNKS_STORE)), UPSERT_PROCESSOR);
         // wrapped only for its commit hook: the processor's CommitPacer learns of each commit there
-        topology.addStateStore(BeforeCommitStore.builder(bytesStore(DEADLINES_STORE).withCachingDisabled()), UPSERT_PROCESSOR);
+        topology.addStateStore(BeforeCommitStore.builder(bytesStore(DEADLINES_STORE)), UPSERT_PROCESSOR);
         topology.addSink(UPSERTS_SINK, config.topics().upserts(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);
         topology.addSink(ITEM_STATE_SINK, config.topics().itemState(), Serdes.String().serializer(),
@@ -59,21 +59,21 @@ public final class UpsertTopology {
     }
 
     /**
-     * A persistent (RocksDB) store of JSON state with a changelog, written just before each commit
-     * ({@link StateCache}, through {@link BeforeCommitStore}) into the record cache, which the commit then writes.
+     * A persistent (RocksDB) store of JSON state with a changelog, written just before each commit, once per
+     * changed key ({@link StateCache}, through {@link BeforeCommitStore}). No store of the topology has a record
+     * cache: each is written by a layer of its own that already writes a key at most once per commit (chunks:
+     * {@link ItemBuffer}; deadlines are written once per key), so a cache would only add its sorted-map insert,
+     * and its lookup again at the flush, by byte comparisons of every key written (profiled at 1,000 turns:
+     * 22% of the stream thread, against 6% for the writes to RocksDB and the changelog under it).
      */
     private static <V> StoreBuilder<?> store(String name, org.apache.kafka.common.serialization.Serde<V> valueSerde) {
         return BeforeCommitStore.builder(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(),
-                valueSerde).withCachingEnabled());
+                valueSerde).withCachingDisabled());
     }
 
-    /**
-     * A persistent store of raw bytes. Chunks are written just before each commit ({@link ItemBuffer}, through
-     * {@link BeforeCommitStore}) into the record cache, which the commit then writes; deadlines are written
-     * once per key, so a cache would only delay them.
-     */
+    /** A persistent store of raw bytes with a changelog and no record cache (see {@link #store}). */
     private static StoreBuilder<KeyValueStore<Bytes, byte[]>> bytesStore(String name) {
         KeyValueBytesStoreSupplier supplier = Stores.persistentKeyValueStore(name);
-        return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray());
+        return Stores.keyValueStoreBuilder(supplier, Serdes.Bytes(), Serdes.ByteArray()).withCachingDisabled();
     }
 }

@@ -92,9 +92,9 @@ class ItemBufferTest {
         buffer.append(1, "\uDE00!");
         buffer.append(2, "ab");
         buffer.append(2, "x".repeat(ItemBuffer.MAX_CHUNK_CHARS));
-        assertThat(entries(store)).as("a chunk that would pass the limit is written at once").isEqualTo(3);
+        assertThat(entries(store)).as("a chunk that would pass the limit closes, and waits for the commit too").isEqualTo(2);
         ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
-        assertThat(entries(store)).isEqualTo(5);
+        assertThat(entries(store)).as("both of item 2's new chunks written").isEqualTo(5);
 
         ItemBuffer restored = fromStore(store);
         for (long handle : new long[] {1, 2}) {
@@ -112,6 +112,29 @@ class ItemBufferTest {
         buffer.drop(2);
         ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
         assertThat(entries(store)).as("every chunk deleted").isZero();
+    }
+
+    @Test
+    void anItemThatFinishesBetweenTwoCommitsWritesNothingHoweverManyChunksItFills() {
+        KeyValueStore<Bytes, byte[]> store = BeforeCommitStore.builder(Stores.keyValueStoreBuilder(
+                Stores.inMemoryKeyValueStore("chunks"), Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled()).build();
+        store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+        ItemBuffer buffer = new ItemBuffer(store);
+        buffer.append(1, "kept");
+        ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
+        String delta = "y".repeat(100);
+        for (int i = 0; i < 3 * ItemBuffer.MAX_CHUNK_CHARS / delta.length(); i++) {
+            buffer.append(1, delta);
+            buffer.append(2, delta);
+        }
+        assertThat(entries(store)).as("full chunks wait for the commit: the store has no record cache to take them").isEqualTo(1);
+        assertThat(buffer.tail(2, ItemBuffer.Cursor.START).end().chunk()).as("item 2 filled chunks").isGreaterThanOrEqualTo(2);
+
+        buffer.drop(2);
+        ((BeforeCommitStore<Bytes, byte[]>) store).flushCache();
+        assertThat(fromStore(store).content(2)).as("the finished item left nothing").isEmpty();
+        assertThat(fromStore(store).content(1)).isEqualTo("kept" + delta.repeat(3 * ItemBuffer.MAX_CHUNK_CHARS / delta.length()));
+        assertThat(entries(store)).as("item 1's chunks, each of them bounded").isEqualTo(1 + buffer.tail(1, ItemBuffer.Cursor.START).end().chunk());
     }
 
     /** A buffer reading what the store holds (a second one on the store itself would take its hook). */

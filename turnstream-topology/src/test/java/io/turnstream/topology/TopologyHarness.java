@@ -29,6 +29,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
@@ -156,6 +157,11 @@ final class TopologyHarness implements AutoCloseable {
                 .filter(e -> e.getKey().name().equals("dead-letter-total"))
                 .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
                 .sum();
+    }
+
+    /** The processor's key-value store of that name, as the task holds it: its outermost layer. */
+    KeyValueStore<?, ?> store(String name) {
+        return driver.getKeyValueStore(name);
     }
 
     /** Bytes (keys and values) written to each changelog topic so far. */
