@@ -3,13 +3,14 @@ package io.turnstream.topology;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.ItemDelta;
 import java.io.IOException;
-import java.util.function.ToIntFunction;
+import java.util.Arrays;
 
 /**
  * Reads a JSON {@code item_delta} raw event with Jackson's streaming parser, without data binding: deltas
@@ -23,25 +24,32 @@ import java.util.function.ToIntFunction;
  * null), in any order, each at most once; other fields are skipped, as the full read ignores them. On
  * null the caller reads the bytes in full, so every other event and every odd one (a repeated field, a
  * value of another kind, malformed JSON, trailing content) is read, and dead-lettered, as before.
+ *
+ * <p>Each name is first matched against the one the project's writer puts next ({@code nextFieldName(SerializableString)}
+ * compares the raw bytes), and {@code "item_delta"} is compared without making a string of it.
  */
 final class DeltaReader {
 
     /** The mapper's own factory: the same parser features and limits as the full read. */
     private static final JsonFactory FACTORY = Json.MAPPER.getFactory();
 
-    private static final int EVENT_ID = 1;
-    private static final int TIMESTAMP = 1 << 1;
-    private static final int TRACE_CONTEXT = 1 << 2;
-    private static final int RUN_ID = 1 << 3;
-    private static final int TYPE = 1 << 4;
-    private static final int PAYLOAD = 1 << 5;
-    private static final int ITEM_ID = 1 << 6;
-    private static final int DELTA_CONTENT = 1 << 7;
-    /** The fields whose values are strings or null. */
-    private static final int TEXTS = EVENT_ID | RUN_ID | TYPE | ITEM_ID | DELTA_CONTENT;
+    /** The event's fields, in the order the project's writer writes them (the record's); an index is a field's bit in {@code seen}. */
+    private static final SerializedString[] EVENT_FIELDS = names("event_id", "timestamp", "trace_context", "run_id", "type",
+            "payload");
+    private static final int EVENT_ID = 0;
+    private static final int TIMESTAMP = 1;
+    private static final int TRACE_CONTEXT = 2;
+    private static final int RUN_ID = 3;
+    private static final int TYPE = 4;
+    private static final int PAYLOAD = 5;
+    /** The payload's fields, in the order the project's writer writes them: the type id first. */
+    private static final SerializedString[] PAYLOAD_FIELDS = names("type", "item_id", "delta_content");
+    private static final int PAYLOAD_TYPE = 0;
+    private static final int ITEM_ID = 1;
     /** What {@link #nextField} returns at the object's end, and for a field seen before. */
     private static final int END = -1;
     private static final int REPEATED = -2;
+    private static final char[] ITEM_DELTA = StreamPayload.ITEM_DELTA.toCharArray();
 
     private DeltaReader() {
     }
@@ -70,18 +78,24 @@ final class DeltaReader {
         String type = null;
         ItemDelta payload = null;
         int seen = 0;
-        for (int field = nextField(parser, DeltaReader::eventField, seen); field != END;
-                field = nextField(parser, DeltaReader::eventField, seen)) {
+        for (int field = nextField(parser, EVENT_FIELDS, 0, seen); field != END;
+                field = nextField(parser, EVENT_FIELDS, field + 1, seen)) {
             if (field == REPEATED) {
                 return null;
             }
-            seen |= field;
+            seen |= 1 << field;
             JsonToken value = parser.currentToken();
-            if ((field & TEXTS) != 0 && !isTextOrNull(value)) {
-                return null;
-            }
             switch (field) {
-                case EVENT_ID -> eventId = text(parser);
+                case EVENT_ID, RUN_ID -> {
+                    if (!isTextOrNull(value)) {
+                        return null;
+                    }
+                    if (field == EVENT_ID) {
+                        eventId = text(parser);
+                    } else {
+                        runId = text(parser);
+                    }
+                }
                 case TIMESTAMP -> {
                     if (value != JsonToken.VALUE_NUMBER_INT || parser.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
                         return null;
@@ -94,14 +108,14 @@ final class DeltaReader {
                         return null;
                     }
                 }
-                case RUN_ID -> runId = text(parser);
                 case TYPE -> {
-                    type = text(parser);
-                    if (type != null && !type.equals(StreamPayload.ITEM_DELTA)) {
+                    // null, or item_delta: another event's type needs the full read
+                    if (value != JsonToken.VALUE_NULL && !isItemDelta(parser, value)) {
                         return null;
                     }
+                    type = value == JsonToken.VALUE_NULL ? null : StreamPayload.ITEM_DELTA;
                 }
-                default -> {
+                case PAYLOAD -> {
                     payload = value == JsonToken.START_OBJECT ? delta(parser) : null;
                     if (payload == null) {
                         return null;
@@ -121,22 +135,21 @@ final class DeltaReader {
         String itemId = null;
         String deltaContent = null;
         int seen = 0;
-        for (int field = nextField(parser, DeltaReader::payloadField, seen); field != END;
-                field = nextField(parser, DeltaReader::payloadField, seen)) {
+        for (int field = nextField(parser, PAYLOAD_FIELDS, 0, seen); field != END;
+                field = nextField(parser, PAYLOAD_FIELDS, field + 1, seen)) {
             if (field == REPEATED) {
                 return null;
             }
-            seen |= field;
+            seen |= 1 << field;
             JsonToken value = parser.currentToken();
-            if (!isTextOrNull(value)) {
-                return null;
-            }
-            if (field == TYPE) {
+            if (field == PAYLOAD_TYPE) {
                 // the subtype's discriminator: a string, and the only one read here
-                if (value != JsonToken.VALUE_STRING || !StreamPayload.ITEM_DELTA.equals(parser.getText())) {
+                if (!isItemDelta(parser, value)) {
                     return null;
                 }
                 typed = true;
+            } else if (!isTextOrNull(value)) {
+                return null;
             } else if (field == ITEM_ID) {
                 itemId = text(parser);
             } else {
@@ -147,40 +160,50 @@ final class DeltaReader {
     }
 
     /**
-     * Moves to the value of the object's next field that {@code fields} knows (its bit), skipping the others
-     * as the full read ignores them; {@link #END} at the object's end, {@link #REPEATED} when already {@code seen}.
+     * Moves to the value of the object's next field among {@code fields} and returns its index, skipping the
+     * others as the full read ignores them; {@link #END} at the object's end, {@link #REPEATED} when already
+     * {@code seen}. The name at {@code expected} (the one after the field read last; from the first again past
+     * the last) is tried first: a match of its bytes skips the name's lookup.
      */
-    private static int nextField(JsonParser parser, ToIntFunction<String> fields, int seen) throws IOException {
-        for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
+    private static int nextField(JsonParser parser, SerializedString[] fields, int expected, int seen) throws IOException {
+        while (true) {
+            int field;
+            if (parser.nextFieldName(fields[expected % fields.length])) {
+                field = expected % fields.length;
+            } else if (parser.currentToken() == JsonToken.FIELD_NAME) {
+                field = indexOf(fields, parser.currentName());
+            } else {
+                return END;
+            }
             parser.nextToken();
-            int field = fields.applyAsInt(name);
-            if (field != 0) {
-                return (seen & field) != 0 ? REPEATED : field;
+            if (field >= 0) {
+                return (seen & (1 << field)) != 0 ? REPEATED : field;
             }
             parser.skipChildren();
         }
-        return END;
     }
 
-    private static int eventField(String name) {
-        return switch (name) {
-            case "event_id" -> EVENT_ID;
-            case "timestamp" -> TIMESTAMP;
-            case "trace_context" -> TRACE_CONTEXT;
-            case "run_id" -> RUN_ID;
-            case "type" -> TYPE;
-            case "payload" -> PAYLOAD;
-            default -> 0;
-        };
+    private static int indexOf(SerializedString[] fields, String name) {
+        for (int i = 0; i < fields.length; i++) {
+            if (fields[i].getValue().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
-    private static int payloadField(String name) {
-        return switch (name) {
-            case "type" -> TYPE;
-            case "item_id" -> ITEM_ID;
-            case "delta_content" -> DELTA_CONTENT;
-            default -> 0;
-        };
+    private static SerializedString[] names(String... names) {
+        return Arrays.stream(names).map(SerializedString::new).toArray(SerializedString[]::new);
+    }
+
+    /** Whether the value the parser is at is the string {@code "item_delta"}, compared without making a string of it. */
+    private static boolean isItemDelta(JsonParser parser, JsonToken value) throws IOException {
+        if (value != JsonToken.VALUE_STRING) {
+            return false;
+        }
+        char[] text = parser.getTextCharacters();
+        int offset = parser.getTextOffset();
+        return Arrays.equals(text, offset, offset + parser.getTextLength(), ITEM_DELTA, 0, ITEM_DELTA.length);
     }
 
     /** The object the parser is at, when its values are all strings and its names all distinct; else null. */
