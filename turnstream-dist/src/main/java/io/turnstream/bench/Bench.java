@@ -164,14 +164,16 @@ public final class Bench {
     }
 
     private RunSettings settings() {
+        TopologyConfig.CommitPacing pacing = commitPacing();
         Map<String, String> overrides = new TreeMap<>();
         kafkaOverrides.stringPropertyNames().forEach(k -> overrides.put(k, kafkaOverrides.getProperty(k)));
         return new RunSettings(config.ladder(), config.warmup().toMillis() / 1000.0, config.measure().toMillis() / 1000.0,
                 config.tokensPerSecond(), config.tokensPerDelta(), config.reasoningTokens().toString(),
                 config.messageTokens().toString(), config.partitions(),
                 kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2),
-                commitIntervalMs(), commitPacing().adaptive() ? commitPacing().behindIntervalMs() : null,
-                commitPacing().adaptive() ? commitPacing().behindAfterMs() : null, config.growthFraction(), config.floodEvents(), config.latencyTargetMs(), config.pairs(),
+                commitIntervalMs(pacing), pacing.adaptive() ? pacing.behindIntervalMs() : null,
+                pacing.adaptive() ? pacing.behindAfterMs() : null, config.growthFraction(), config.floodEvents(),
+                config.latencyTargetMs(), config.pairs(),
                 pairsPerStep(), config.targetStep(), config.amplificationRuns(), phases(), overrides);
     }
 
@@ -186,13 +188,13 @@ public final class Bench {
         return TopologyConfig.from(Settings.of(props)).commitPacing();
     }
 
-    private long commitIntervalMs() {
-        String guarantee = kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    private long commitIntervalMs(TopologyConfig.CommitPacing pacing) {
         String fixed = kafkaOverrides.getProperty(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
         if (fixed != null) {
             return Long.parseLong(fixed);
         }
-        return StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : commitPacing().intervalMs();
+        String guarantee = kafkaOverrides.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        return StreamsConfig.AT_LEAST_ONCE.equals(guarantee) ? 30_000 : pacing.intervalMs();
     }
 
     private static Machine machine() {

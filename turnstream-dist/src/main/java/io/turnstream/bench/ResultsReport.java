@@ -160,7 +160,6 @@ final class ResultsReport {
         return table(List.of("figure", "median", "range", "range around the median", "IQR", "runs"), rows);
     }
 
-    /** " (3 at 1000 turns)" where a step runs fewer pairs than the others. */
     /** The topology's commit interval while behind its input, when its commits follow the input. */
     private static String behindInterval(BenchResults.RunSettings s) {
         return s.commitBehindIntervalMs() == null ? ""
@@ -168,6 +167,7 @@ final class ResultsReport {
                         s.commitBehindIntervalMs(), s.commitBehindAfterMs());
     }
 
+    /** " (3 at 1000 turns)" where a step runs fewer pairs than the others. */
     private static String pairsPerStep(BenchResults.RunSettings s) {
         String fewer = s.pairsPerStep().entrySet().stream().filter(e -> e.getValue() != s.pairs())
                 .map(e -> e.getValue() + " at " + e.getKey() + " turns").collect(Collectors.joining(", "));
