@@ -2,6 +2,7 @@ package io.turnstream.topology;
 
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
 import java.time.Duration;
@@ -74,6 +75,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         StreamEvent event;
         try {
             event = read(record.value());
+        } catch (SchemaRegistryException registryDown) {
+            // the registry failed, not the record: the task fails and its replacement reads it again
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             deadLetters.send(record, "unparseable StreamEvent: " + firstLine(e.getMessage()));
             return;

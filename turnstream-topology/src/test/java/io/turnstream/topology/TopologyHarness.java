@@ -3,7 +3,6 @@ package io.turnstream.topology;
 import io.turnstream.model.DeadLetterHeaders;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.ChangeType;
-import io.turnstream.model.Json;
 import io.turnstream.model.StreamEvent;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolCall;
@@ -11,6 +10,7 @@ import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiPayload;
 import io.turnstream.model.UpsertEnvelope;
+import io.turnstream.model.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -34,15 +34,24 @@ import org.apache.kafka.streams.test.TestRecord;
 
 /**
  * The topology in a TopologyTestDriver with helpers named after what a test does: send an event,
- * let wall-clock time pass, read what came out on each topic.
+ * let wall-clock time pass, read what came out on each topic. Events are written and outputs read in
+ * the topology's wire format by a client of their own (for Avro: a registry client other than the
+ * topology's, as a gateway and a UI would have).
  */
 final class TopologyHarness implements AutoCloseable {
 
-    /** A dead-lettered record: its key, its original value and the reason header. */
-    record DeadLetter(String key, String value, String reason) {
+    /** A dead-lettered record: its key, its original bytes and the reason header. */
+    record DeadLetter(String key, byte[] bytes, String reason) {
+
+        /** The original value as UTF-8 text (JSON input). */
+        String value() {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
     }
 
     final TopologyConfig config;
+    /** How the test's own producer and readers encode records: the topology's format, another client. */
+    private final WireFormat clientFormat;
     private final TopologyTestDriver driver;
     private final TestInputTopic<String, byte[]> rawEvents;
     private final TestOutputTopic<String, byte[]> upserts;
@@ -57,7 +66,13 @@ final class TopologyHarness implements AutoCloseable {
     }
 
     TopologyHarness(TopologyConfig config) {
+        this(config, config.wireFormat());
+    }
+
+    /** A topology whose input is written, and output read, with {@code clientFormat}. */
+    TopologyHarness(TopologyConfig config, WireFormat clientFormat) {
         this.config = config;
+        this.clientFormat = clientFormat;
         Properties props = config.streamsProperties();
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "harness");
@@ -80,18 +95,26 @@ final class TopologyHarness implements AutoCloseable {
     }
 
     void send(String runId, StreamPayload payload) {
-        StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), 0, runId, payload);
-        rawEvents.pipeInput(runId, Json.toBytes(event));
+        send(StreamEvent.of(UUID.randomUUID().toString(), 0, runId, payload));
+    }
+
+    /** A whole event, keyed by its run id (for fields {@link StreamEvent#of} leaves out, such as a trace context). */
+    void send(StreamEvent event) {
+        sendRaw(event.runId(), clientFormat.write(config.topics().rawEvents(), event));
     }
 
     /** As {@link #send}, with record headers (a tenant claim, a trace context). */
     void send(String runId, StreamPayload payload, Headers headers) {
         StreamEvent event = StreamEvent.of(UUID.randomUUID().toString(), 0, runId, payload);
-        rawEvents.pipeInput(new TestRecord<>(runId, Json.toBytes(event), headers));
+        rawEvents.pipeInput(new TestRecord<>(runId, clientFormat.write(config.topics().rawEvents(), event), headers));
     }
 
     void sendRaw(String key, String value) {
-        rawEvents.pipeInput(key, value.getBytes(StandardCharsets.UTF_8));
+        sendRaw(key, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    void sendRaw(String key, byte[] value) {
+        rawEvents.pipeInput(key, value);
     }
 
     void advanceWallClock(Duration duration) {
@@ -100,8 +123,21 @@ final class TopologyHarness implements AutoCloseable {
 
     /** Every envelope emitted on llm.upserts since the last call. */
     List<UpsertEnvelope> upserts() {
-        return upserts.readValuesToList().stream().map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8),
-                UpsertEnvelope.class)).toList();
+        return upsertRecords().stream().map(r -> decode(config.topics().upserts(), r.value(), UpsertEnvelope.class)).toList();
+    }
+
+    /** The records emitted on llm.upserts since the last call, undecoded (with their headers). */
+    List<TestRecord<String, byte[]>> upsertRecords() {
+        return upserts.readRecordsToList();
+    }
+
+    /** A record of {@code topic} in the client's format; the test fails on one it cannot read. */
+    <T> T decode(String topic, byte[] bytes, Class<T> type) {
+        try {
+            return clientFormat.read(topic, bytes, type);
+        } catch (java.io.IOException e) {
+            throw new AssertionError("not a " + type.getSimpleName() + " on " + topic + ": " + e.getMessage(), e);
+        }
     }
 
     /** The payloads emitted since the last call, one line each, in the form {@link #describe} gives. */
@@ -112,7 +148,7 @@ final class TopologyHarness implements AutoCloseable {
     /** Every record emitted on llm.item-appends since the last call. */
     List<ItemAppend> appends() {
         return itemAppends.readRecordsToList().stream().map(r -> {
-            ItemAppend append = Json.fromString(new String(r.value(), StandardCharsets.UTF_8), ItemAppend.class);
+            ItemAppend append = decode(config.topics().itemAppends(), r.value(), ItemAppend.class);
             if (!append.turnId().equals(r.key())) {
                 throw new AssertionError("append keyed " + r.key() + " for turn " + append.turnId());
             }
@@ -129,8 +165,7 @@ final class TopologyHarness implements AutoCloseable {
             if (record.value() == null) {
                 latestItemState.remove(record.key());
             } else {
-                latestItemState.put(record.key(), Json.fromString(new String(record.value(), StandardCharsets.UTF_8),
-                        UpsertEnvelope.class));
+                latestItemState.put(record.key(), decode(config.topics().itemState(), record.value(), UpsertEnvelope.class));
             }
         }
         return latestItemState;
@@ -138,7 +173,7 @@ final class TopologyHarness implements AutoCloseable {
 
     List<ToolCall> toolCalls() {
         return toolCalls.readValuesToList().stream()
-                .map(v -> Json.fromString(new String(v, StandardCharsets.UTF_8), ToolCall.class)).toList();
+                .map(v -> decode(config.topics().toolCalls(), v, ToolCall.class)).toList();
     }
 
     /** The tool calls emitted since the last call, as records (with their headers). */
@@ -147,8 +182,7 @@ final class TopologyHarness implements AutoCloseable {
     }
 
     List<DeadLetter> deadLetters() {
-        return deadLetters.readRecordsToList().stream().map(r -> new DeadLetter(r.key(),
-                new String(r.value(), StandardCharsets.UTF_8),
+        return deadLetters.readRecordsToList().stream().map(r -> new DeadLetter(r.key(), r.value(),
                 new String(r.headers().lastHeader(DeadLetterHeaders.REASON).value(), StandardCharsets.UTF_8))).toList();
     }
 
