@@ -22,7 +22,16 @@ public interface WireFormat {
 
         @Override
         public <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException {
-            return Json.fromBytes(bytes, type);
+            try {
+                return Json.fromBytes(bytes, type);
+            } catch (IOException e) {
+                if (bytes != null && bytes.length > 0 && bytes[0] == 0) {
+                    // Jackson reads a leading 0 as UTF-32 and names a character: say what the bytes more likely are
+                    throw new IOException("not JSON: the first byte is 0, the magic byte of Confluent Avro (is the producer "
+                            + "on turnstream.serde.format=avro?): " + e.getMessage(), e);
+                }
+                throw e;
+            }
         }
     };
 }

@@ -139,6 +139,12 @@ class AvroWireFormatTest {
         assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, 42, 1}, UpsertEnvelope.class))
                 .isInstanceOf(IOException.class)
                 .hasMessage("schema id 42 is unknown to the schema registry");
+        // and the other way round: Confluent Avro read as JSON
+        byte[] avroBytes = avro.write(TOPIC, ContractSamples.upsertEnvelopes().get(0));
+        assertThatThrownBy(() -> WireFormat.JSON.read(TOPIC, avroBytes, UpsertEnvelope.class))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith("not JSON: the first byte is 0, the magic byte of Confluent Avro (is the producer "
+                        + "on turnstream.serde.format=avro?): ");
     }
 
     @Test

@@ -163,6 +163,22 @@ class AvroTopologyTest {
     }
 
     @Test
+    void anAvroRecordOnAJsonTopologyIsDeadLetteredWithItsReason() {
+        byte[] avroStart = avro(registry.url()).write(TOPICS.rawEvents(),
+                StreamEvent.of("e-1", 0, RUN, responseStart("turn-1", "anthropic")));
+        try (TopologyHarness topology = new TopologyHarness()) {
+            topology.sendRaw(RUN, avroStart);
+
+            assertThat(topology.deadLetters()).singleElement().satisfies(letter -> {
+                assertThat(letter.bytes()).isEqualTo(avroStart);
+                assertThat(letter.reason()).startsWith("unparseable StreamEvent: not JSON: the first byte is 0, the magic "
+                        + "byte of Confluent Avro (is the producer on turnstream.serde.format=avro?): ");
+            });
+            assertThat(topology.upserts()).isEmpty();
+        }
+    }
+
+    @Test
     void aSchemaRegistryThatCannotBeReachedFailsTheTaskAndDeadLettersNothing() throws IOException {
         WireFormat gateway = avro(registry.url());
         try (TopologyHarness topology = new TopologyHarness(avroConfig("http://127.0.0.1:" + unusedPort()), gateway)) {
