@@ -6,6 +6,7 @@ import io.turnstream.schema.SchemaRegistryException;
 import io.turnstream.topology.TurnMachine.Rejection;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -29,6 +30,8 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private static final int MAX_CACHED_STATES = 50_000;
 
     private final TopologyConfig config;
+    /** The pacing state the tasks of a stream thread share (commits are the thread's). */
+    private final Supplier<BehindTasks> behindTasks;
 
     private ProcessorContext<String, byte[]> context;
     private TurnMachine machine;
@@ -38,7 +41,12 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private CommitPacer pacer;
 
     UpsertProcessor(TopologyConfig config) {
+        this(config, BehindTasks::ofCurrentThread);
+    }
+
+    UpsertProcessor(TopologyConfig config, Supplier<BehindTasks> behindTasks) {
         this.config = config;
+        this.behindTasks = behindTasks;
     }
 
     @Override
@@ -50,16 +58,24 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 new StateCache<>(context.getStateStore(UpsertTopology.ITEMS_STORE), MAX_CACHED_STATES),
                 new ItemBuffer(chunks),
                 new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE)),
-                (sink, record) -> context.forward(record, sink),
+                (sink, record) -> {
+                    context.forward(record, sink);
+                    if (pacer != null) {
+                        pacer.onOutput();
+                    }
+                },
                 context::currentSystemTimeMs);
         deadLetterCounter = context.metrics().addRateTotalSensor(
                 "turnstream", context.taskId().toString(), "dead-letter", Sensor.RecordingLevel.INFO);
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
         if (config.commitPacing().adaptive()) {
-            pacer = new CommitPacer(config.commitPacing(), context::currentSystemTimeMs);
+            pacer = new CommitPacer(config.commitPacing(), context::currentSystemTimeMs, behindTasks);
             BeforeCommitStore.under(context.getStateStore(UpsertTopology.DEADLINES_STORE)).beforeCommit(pacer::onCommit);
         }
         context.schedule(Duration.ofMillis(config.punctuateIntervalMs()), PunctuationType.WALL_CLOCK_TIME, now -> {
+            if (pacer != null) {
+                pacer.onTick();
+            }
             machine.onTick(now);
             requestCommitIfDue();
         });
@@ -129,6 +145,9 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         }
         if (machine != null) {
             machine.close();
+        }
+        if (pacer != null) {
+            pacer.close();
         }
     }
 }
