@@ -10,7 +10,12 @@ public interface WireFormat {
 
     byte[] write(String topic, Object value);
 
-    /** Decodes a record; throws {@link IOException} with a readable reason when the bytes are not one. */
+    /**
+     * Decodes a record; throws {@link IOException} with a readable reason when the bytes are not one: the record's
+     * fault, so dead-letter it. A failure of what the format depends on (on Avro, a schema registry that cannot be
+     * reached: {@code io.turnstream.schema.SchemaRegistryException}) is unchecked and nobody's record's: fail and
+     * read the record again later, never dead-letter it.
+     */
     <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException;
 
     /** UTF-8 JSON with the contract's field names, via {@link Json#MAPPER}. */

@@ -52,15 +52,7 @@ public final class AvroWireFormat implements WireFormat {
                     + (bytes[0] == '{' ? " (the record looks like JSON: is the producer on turnstream.serde.format=json?)" : ""));
         }
         int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
-        Schema writer;
-        try {
-            writer = registry.schemaById(id);
-        } catch (SchemaRegistryException e) {
-            if (e.errorCode() == 40403) {
-                throw new IOException("schema id " + id + " is unknown to the schema registry", e);
-            }
-            throw e;
-        }
+        Schema writer = registry.schemaById(id);
         return AvroCodec.decode(bytes, HEADER_BYTES, bytes.length - HEADER_BYTES, writer, AvroSchemas.of(type), type);
     }
 }

@@ -33,6 +33,8 @@ public final class SchemaRegistryClient {
 
     private static final String MEDIA_TYPE = "application/vnd.schemaregistry.v1+json";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    /** The registry's {@code error_code} for a schema (id) it does not have. */
+    private static final int SCHEMA_NOT_FOUND = 40403;
 
     private final List<URI> baseUrls;
     private final String authorization;
@@ -67,26 +69,38 @@ public final class SchemaRegistryClient {
         return idFor(subject, schema, "subjects/" + encode(subject));
     }
 
-    /** The schema with this id. */
-    public Schema schemaById(int id) {
+    /**
+     * The schema with this id. An id the registry does not know, or whose schema is not (valid) Avro, is
+     * {@link UnreadableSchemaException}: the record's fault; a registry that cannot be reached or refuses
+     * otherwise is {@link SchemaRegistryException}: nobody's record's.
+     */
+    public Schema schemaById(int id) throws UnreadableSchemaException {
         Schema cached = schemasById.get(id);
         if (cached != null) {
             return cached;
         }
-        JsonNode answer = send("GET", "schemas/ids/" + id, null);
+        JsonNode answer;
+        try {
+            answer = send("GET", "schemas/ids/" + id, null);
+        } catch (SchemaRegistryException e) {
+            if (e.errorCode() == SCHEMA_NOT_FOUND) {
+                throw new UnreadableSchemaException(id, "schema id " + id + " is unknown to the schema registry", e);
+            }
+            throw e;
+        }
         String text = answer.path("schema").asText(null);
         if (text == null) {
             throw new SchemaRegistryException("schema registry answered GET schemas/ids/" + id + " without a schema: " + answer, -1, null);
         }
         if (answer.hasNonNull("schemaType") && !"AVRO".equals(answer.get("schemaType").asText())) {
-            throw new SchemaRegistryException("schema id " + id + " is a " + answer.get("schemaType").asText()
-                    + " schema, not Avro", -1, null);
+            throw new UnreadableSchemaException(id, "schema id " + id + " is a " + answer.get("schemaType").asText()
+                    + " schema, not Avro", null);
         }
         Schema schema;
         try {
             schema = new Schema.Parser().parse(text);
         } catch (SchemaParseException e) {
-            throw new SchemaRegistryException("schema id " + id + " is not a valid Avro schema: " + e.getMessage(), -1, e);
+            throw new UnreadableSchemaException(id, "schema id " + id + " is not a valid Avro schema: " + e.getMessage(), e);
         }
         schemasById.put(id, schema);
         return schema;

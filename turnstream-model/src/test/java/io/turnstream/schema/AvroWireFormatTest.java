@@ -137,7 +137,7 @@ class AvroWireFormatTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("shorter than the 5-byte header");
         assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, 42, 1}, UpsertEnvelope.class))
-                .isInstanceOf(IOException.class)
+                .isInstanceOf(UnreadableSchemaException.class)
                 .hasMessage("schema id 42 is unknown to the schema registry");
         // and the other way round: Confluent Avro read as JSON
         byte[] avroBytes = avro.write(TOPIC, ContractSamples.upsertEnvelopes().get(0));
@@ -145,6 +145,33 @@ class AvroWireFormatTest {
                 .isInstanceOf(IOException.class)
                 .hasMessageStartingWith("not JSON: the first byte is 0, the magic byte of Confluent Avro (is the producer "
                         + "on turnstream.serde.format=avro?): ");
+    }
+
+    @Test
+    void aSchemaIdWhoseSchemaIsNotAvroOrNotValidIsTheRecordsFaultNotTheRegistrys() {
+        int protobuf = registry.storeAsIs("PROTOBUF", "syntax = \"proto3\"; message Turn { string id = 1; }");
+        int invalid = registry.storeAsIs("AVRO", "{\"type\":\"record\",\"name\":\"Broken\"}");
+        WireFormat avro = avro();
+
+        assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, (byte) protobuf, 1}, UpsertEnvelope.class))
+                .isInstanceOf(UnreadableSchemaException.class)
+                .hasMessage("schema id " + protobuf + " is a PROTOBUF schema, not Avro")
+                .extracting(e -> ((UnreadableSchemaException) e).schemaId()).isEqualTo(protobuf);
+        assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, (byte) invalid, 1}, UpsertEnvelope.class))
+                .isInstanceOf(UnreadableSchemaException.class)
+                .hasMessageStartingWith("schema id " + invalid + " is not a valid Avro schema: ");
+    }
+
+    @Test
+    void aRegistryThatCannotBeReachedIsNotTheRecordsFaultWhenReading() {
+        byte[] bytes = avro().write(TOPIC, ContractSamples.upsertEnvelopes().get(0));
+        WireFormat unreachable = WireFormats.from(settings("avro")
+                .with(SchemaRegistryClient.URL_CONFIG, "http://127.0.0.1:" + unusedPort()));
+
+        // unchecked, not the IOException of a record that cannot be read: callers must not dead-letter it
+        assertThatThrownBy(() -> unreachable.read(TOPIC, bytes, UpsertEnvelope.class))
+                .isInstanceOf(SchemaRegistryException.class)
+                .hasMessageContaining("cannot be reached");
     }
 
     @Test

@@ -28,7 +28,8 @@ import org.apache.avro.SchemaParseException;
  * we rely on: register ({@code POST /subjects/{s}/versions -> {"id":N}}, same schema same id,
  * BACKWARD check against the subject's latest version, 409 otherwise), look up
  * ({@code POST /subjects/{s}}), fetch by id ({@code GET /schemas/ids/{id}}), and error bodies
- * {@code {"error_code":..,"message":..}}.
+ * {@code {"error_code":..,"message":..}}. {@link #storeAsIs} keeps schemas no Avro parser accepts (another
+ * type's, an invalid one), as a registry holding other producers' schemas does.
  */
 public final class FakeSchemaRegistry implements AutoCloseable {
 
@@ -40,6 +41,8 @@ public final class FakeSchemaRegistry implements AutoCloseable {
     private final HttpServer server;
     private final String requiredAuthorization;
     private final Map<Integer, Schema> schemasById = new ConcurrentHashMap<>();
+    /** The answers to {@code GET /schemas/ids/{id}} of the schemas stored as they are. */
+    private final Map<Integer, Map<String, String>> storedAsIs = new ConcurrentHashMap<>();
     private final Map<String, List<Integer>> versionsBySubject = new LinkedHashMap<>();
     private final Map<String, AtomicInteger> requestCounts = new ConcurrentHashMap<>();
 
@@ -86,10 +89,24 @@ public final class FakeSchemaRegistry implements AutoCloseable {
             }
         }
         int id = schemasById.entrySet().stream().filter(e -> e.getValue().equals(schema)).map(Map.Entry::getKey)
-                .findFirst().orElse(schemasById.size() + 1);
+                .findFirst().orElse(nextId());
         schemasById.put(id, schema);
         versions.add(id);
         return id;
+    }
+
+    /**
+     * Stores a schema text of a type ({@code AVRO}, {@code PROTOBUF}, {@code JSON}) under a new id without parsing
+     * it, as a registry does for types other than Avro; served by id with its {@code schemaType}.
+     */
+    public synchronized int storeAsIs(String schemaType, String schemaText) {
+        int id = nextId();
+        storedAsIs.put(id, Map.of("schema", schemaText, "schemaType", schemaType));
+        return id;
+    }
+
+    private int nextId() {
+        return schemasById.size() + storedAsIs.size() + 1;
     }
 
     @Override
@@ -137,7 +154,11 @@ public final class FakeSchemaRegistry implements AutoCloseable {
         }
         if (method.equals("GET") && (m = BY_ID.matcher(path)).matches()) {
             count("byId");
-            Schema schema = schemasById.get(Integer.parseInt(m.group(1)));
+            int id = Integer.parseInt(m.group(1));
+            Schema schema = schemasById.get(id);
+            if (schema == null && storedAsIs.containsKey(id)) {
+                return storedAsIs.get(id);
+            }
             if (schema == null) {
                 throw new Refused(404, 40403, "Schema " + m.group(1) + " not found");
             }

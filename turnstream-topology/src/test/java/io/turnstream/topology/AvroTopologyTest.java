@@ -35,6 +35,7 @@ import io.turnstream.topology.TopologyHarness.DeadLetter;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -158,6 +159,41 @@ class AvroTopologyTest {
                     "turn_started",
                     "message created v1 origin=agent \"first\"",
                     "message completed v2 origin=agent \"first, second\"",
+                    "turn_completed complete");
+        }
+    }
+
+    @Test
+    void aRecordNamingASchemaIdThatIsNotAvroIsDeadLetteredWithItsReasonWhileTheTurnCarriesOn() {
+        // ids the registry answers for, but not with Avro: its state is fine, the records are not
+        int protobuf = registry.storeAsIs("PROTOBUF", "syntax = \"proto3\"; message Turn { string id = 1; }");
+        int invalid = registry.storeAsIs("AVRO", "{\"type\":\"record\",\"name\":\"Broken\"}");
+        try (TopologyHarness topology = new TopologyHarness(avroConfig(registry.url()), avro(registry.url()))) {
+            topology.send(RUN, responseStart("turn-1", "anthropic"));
+            topology.send(RUN, itemStart("msg", "message"));
+            byte[] namingProtobuf = namingSchemaId(protobuf);
+            byte[] namingInvalid = namingSchemaId(invalid);
+            topology.sendRaw(RUN, namingProtobuf);
+            topology.sendRaw(RUN, namingInvalid);
+            // a second time: nothing is remembered wrongly about the ids
+            topology.sendRaw(RUN, namingProtobuf);
+            topology.send(RUN, delta("msg", "still here"));
+            topology.send(RUN, done("msg"));
+            topology.send(RUN, responseDone(ResponseStatus.COMPLETE));
+
+            List<DeadLetter> letters = topology.deadLetters();
+            assertThat(letters).extracting(DeadLetter::bytes).containsExactly(namingProtobuf, namingInvalid, namingProtobuf);
+            assertThat(letters).extracting(DeadLetter::reason).satisfiesExactly(
+                    reason -> assertThat(reason).isEqualTo("unparseable StreamEvent: schema id " + protobuf
+                            + " is a PROTOBUF schema, not Avro"),
+                    reason -> assertThat(reason).startsWith("unparseable StreamEvent: schema id " + invalid
+                            + " is not a valid Avro schema: "),
+                    reason -> assertThat(reason).isEqualTo("unparseable StreamEvent: schema id " + protobuf
+                            + " is a PROTOBUF schema, not Avro"));
+            assertThat(topology.emitted()).containsExactly(
+                    "turn_started",
+                    "message created v1 origin=agent \"still here\"",
+                    "message completed v2 origin=agent \"still here\"",
                     "turn_completed complete");
         }
     }
@@ -287,6 +323,11 @@ class AvroTopologyTest {
         props.setProperty(WireFormats.FORMAT_CONFIG, "avro");
         props.setProperty(SchemaRegistryClient.URL_CONFIG, registryUrl);
         return Settings.of(props);
+    }
+
+    /** A record in the Confluent framing that names this schema id, with a byte of body. */
+    private static byte[] namingSchemaId(int id) {
+        return ByteBuffer.allocate(6).put(AvroWireFormat.MAGIC_BYTE).putInt(id).put((byte) 2).array();
     }
 
     private static List<Throwable> causes(Throwable failure) {
