@@ -6,6 +6,7 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * <p>A takeover that fails (the transactional producer's {@code InitProducerId} times out, or the
  * partition cannot be read) does not stop the loop: the partition is paused, so none of its
  * requests start a turn out of order, and the takeover is tried again after a backoff that doubles
- * up to {@link #MAX_RETRY_BACKOFF}. Until it succeeds {@link #healthy()} is false.
+ * up to {@link #MAX_RETRY_BACKOFF}. Until it succeeds {@link #healthy()} is false. A schema registry that cannot be
+ * reached (on Avro) while a record is read is such a failure too, never the record's: the partition is let go and
+ * taken over again after the backoff, which reads the record again; nothing is dead-lettered for it.
  */
 public final class OwnedPartitions {
 
@@ -175,7 +178,7 @@ public final class OwnedPartitions {
     }
 
     /** A partition fenced but not read: let go, its takeover is tried again after a backoff. */
-    private void unread(TopicPartition partition, KafkaException why) {
+    private void unread(TopicPartition partition, RuntimeException why) {
         stopTurns(owned.remove(partition));
         retryLater(partition, why);
     }
@@ -185,7 +188,7 @@ public final class OwnedPartitions {
         return new OwnedPartition(partition, producers.open(partition), topics, format, config.claims(), clock);
     }
 
-    private void retryLater(TopicPartition partition, KafkaException cause) {
+    private void retryLater(TopicPartition partition, RuntimeException cause) {
         Retry before = retrying.get(partition);
         int failures = before == null ? 1 : before.failures() + 1;
         long backoff = Math.min(MAX_RETRY_BACKOFF.toMillis(), FIRST_RETRY_BACKOFF.toMillis() << Math.min(failures - 1, 16));
@@ -207,11 +210,21 @@ public final class OwnedPartitions {
 
     /** A record read from an owned partition: a new request starts its turn. */
     public void record(ConsumerRecord<String, byte[]> record) {
-        OwnedPartition partition = owned.get(new TopicPartition(record.topic(), record.partition()));
+        TopicPartition topicPartition = new TopicPartition(record.topic(), record.partition());
+        OwnedPartition partition = owned.get(topicPartition);
         if (partition == null) {
             return;
         }
-        TurnRequestRecord request = read(record, partition);
+        TurnRequestRecord request;
+        try {
+            request = read(record, partition);
+        } catch (SchemaRegistryException registryDown) {
+            // the consumer is past the record: back to the committed offset, taken over again once the backoff is over
+            stopTurns(owned.remove(topicPartition));
+            log.rewind(topicPartition);
+            retryLater(topicPartition, registryDown);
+            return;
+        }
         // step records on a partition this gateway owns are its own checkpoints
         if (request != null && request.startsTurn()) {
             turns.run(request, traceOf(record), List.of(), false, partition, record.offset());
@@ -229,6 +242,8 @@ public final class OwnedPartitions {
      * cannot be used: it does not parse, lacks the ids its kind needs, or (a step) its checkpoint cannot be read
      * back. Every next owner would fail on it the same way; dead-lettered (once: see {@link OwnedPartition#deadLetter}),
      * it stops nothing else.
+     *
+     * @throws SchemaRegistryException when the schema registry cannot be reached: not the record's fault
      */
     private TurnRequestRecord read(ConsumerRecord<String, byte[]> record, OwnedPartition owner) {
         String problem;
@@ -236,6 +251,8 @@ public final class OwnedPartitions {
         try {
             read = format.read(record.topic(), record.value(), TurnRequestRecord.class);
             problem = unusable(read);
+        } catch (SchemaRegistryException registryDown) {
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             problem = "not a turn request record: " + e.getMessage();
         }
@@ -312,6 +329,8 @@ public final class OwnedPartitions {
     private Optional<String> turnIdOf(ConsumerRecord<String, byte[]> record) {
         try {
             return Optional.ofNullable(format.read(record.topic(), record.value(), TurnRequestRecord.class).turnId());
+        } catch (SchemaRegistryException registryDown) {
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
@@ -337,13 +356,23 @@ public final class OwnedPartitions {
                        Map<TopicPartition, List<ConsumerRecord<String, byte[]>>> read) {
         Map<TopicPartition, Backlog> backlogs = new LinkedHashMap<>();
         List<TurnRequestRecord> requests = new ArrayList<>();
-        fenced.forEach((partition, owner) -> {
-            Backlog backlog = backlog(partition, owner, from.get(partition), read.getOrDefault(partition, List.of()));
+        for (TopicPartition partition : List.copyOf(fenced.keySet())) {
+            Backlog backlog;
+            try {
+                backlog = backlog(partition, fenced.get(partition), from.get(partition),
+                        read.getOrDefault(partition, List.of()));
+            } catch (SchemaRegistryException registryDown) {
+                // nothing resumed or sought yet (a dead letter sent goes with the aborted transaction): read it
+                // again after the backoff
+                unread(partition, registryDown);
+                fenced.remove(partition);
+                continue;
+            }
             LOG.info("owning {} from offset {}: {} turn(s) to resume or check", partition, from.get(partition),
                     backlog.requests().size());
             backlogs.put(partition, backlog);
             backlog.requests().forEach(accepted -> requests.add(accepted.request()));
-        });
+        }
         TakeoverHistory history = new TakeoverHistory(log.turnsOf(requests));
         try {
             backlogs.forEach((partition, backlog) -> {

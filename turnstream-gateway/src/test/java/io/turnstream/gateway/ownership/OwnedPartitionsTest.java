@@ -21,6 +21,9 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.SchemaRegistryException;
+import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -379,6 +382,75 @@ class OwnedPartitionsTest {
         assertThat(partitions.healthy()).isTrue();
     }
 
+    /**
+     * A schema registry that cannot be reached is not the record's fault: a request read meanwhile is not
+     * dead-lettered. The partition is let go (the consumer back at the committed offset, paused) and taken over again after the
+     * backoff, which reads the request again and runs its turn.
+     */
+    @Test
+    void aRequestReadWhileTheSchemaRegistryIsDownIsNotDeadLetteredAndRunsWhenThePartitionIsTakenOverAgain() {
+        RegistryOutage format = new RegistryOutage();
+        partitions = new OwnedPartitions(TOPICS, format, CONFIG, turns, log, producers, clock);
+        log.position = 5;
+        log.committed = 5;
+        partitions.assigned(List.of(P0));
+        log.append(5, request("turn-a"));
+
+        format.down = true;
+        log.position = 6;
+        partitions.record(log.records.get(0));
+        partitions.commitAll();
+
+        assertThat(producers.opened.get(0).history()).as("nothing dead-lettered").isEmpty();
+        assertThat(producers.opened.get(0).consumerGroupOffsetsHistory()).as("the offset not moved past it").isEmpty();
+        assertThat(turns.runs).isEmpty();
+        assertThat(partitions.owned()).isEmpty();
+        assertThat(partitions.retrying()).containsExactly(P0);
+        assertThat(partitions.healthy()).isFalse();
+        assertThat(log.rewound).containsExactly(P0);
+        assertThat(log.paused).containsExactly(P0);
+
+        format.down = false;
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+
+        assertThat(turns.runs).extracting(Run::turnId, Run::offset, Run::unresumable)
+                .containsExactly(tuple("turn-a", 5L, null));
+        assertThat(producers.opened.get(1).history()).isEmpty();
+        assertThat(partitions.healthy()).isTrue();
+    }
+
+    /**
+     * At a takeover too: a registry that cannot be reached dead-letters none of the partition's records and marks none
+     * of its turns not resumable; the takeover is tried again after the backoff and resumes them with their steps.
+     */
+    @Test
+    void aTakeoverWhileTheSchemaRegistryIsDownIsRetriedAndLosesNoTurn() {
+        RegistryOutage format = new RegistryOutage();
+        partitions = new OwnedPartitions(TOPICS, format, CONFIG, turns, log, producers, clock);
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.append(6, step("turn-a", 1));
+
+        format.down = true;
+        partitions.assigned(List.of(P0));
+
+        assertThat(producers.opened.get(0).history()).as("nothing dead-lettered").isEmpty();
+        assertThat(producers.opened.get(0).closed()).isTrue();
+        assertThat(turns.runs).isEmpty();
+        assertThat(partitions.retrying()).containsExactly(P0);
+        assertThat(log.position).as("not sought past the records").isEqualTo(5);
+
+        format.down = false;
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume, Run::steps, Run::unresumable)
+                .containsExactly(tuple("turn-a", true, 1, null));
+        assertThat(producers.opened.get(1).history()).isEmpty();
+        assertThat(partitions.healthy()).isTrue();
+    }
+
     @Test
     void aFailedCommitTakesThePartitionOverAgainFromItsCommittedOffset() {
         log.position = 5;
@@ -707,6 +779,25 @@ class OwnedPartitionsTest {
     private static TurnRequestRecord request(String turnId) {
         return TurnRequestRecord.request(turnId, "thread-1", "run-" + turnId, null, 1_000,
                 Json.MAPPER.createObjectNode().put("prompt", "hi"));
+    }
+
+    /** JSON; while {@link #down}, every read fails as an Avro read does when the schema registry cannot be reached. */
+    private static final class RegistryOutage implements WireFormat {
+        boolean down;
+
+        @Override
+        public byte[] write(String topic, Object value) {
+            return WireFormat.JSON.write(topic, value);
+        }
+
+        @Override
+        public <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException {
+            if (down) {
+                throw new SchemaRegistryException("schema registry [http://127.0.0.1:8081/] cannot be reached "
+                        + "(connection refused)", -1, new ConnectException());
+            }
+            return WireFormat.JSON.read(topic, bytes, type);
+        }
     }
 
     /** One partition of {@code llm.turn-requests} as the group consumer shows it. */
