@@ -1,9 +1,12 @@
 package io.turnstream.runtime;
 
+import io.turnstream.schema.SchemaRegistryException;
+import io.turnstream.schema.UnreadableSchemaException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -38,6 +41,10 @@ import org.slf4j.LoggerFactory;
  *       an {@link IllegalStateException} names it.</li>
  *   <li>A handler that throws on a record (bad input) only skips that record, with a warning naming its
  *       position.</li>
+ *   <li>A handler that fails on a record for what it depends on, not for the record (a schema registry that cannot
+ *       be reached: {@link SchemaRegistryException} anywhere in what it throws, {@link #registryFailure}), skips
+ *       nothing: a {@link #read} throws that exception, {@link TopicReader} reads the record again after a
+ *       backoff.</li>
  *   <li>A read that has not reached its end within its time limit throws a {@link TimeoutException} naming
  *       the partitions and where it stopped; retriable client errors are retried until then.</li>
  *   <li>A position before a partition's first offset (deleted or compacted away) reads from its first offset.</li>
@@ -186,6 +193,8 @@ public final class GrouplessConsumer implements AutoCloseable {
                 }
                 handleInTimeOrder(consumer.poll(POLL_WHILE_READING), System.nanoTime(), upToTheEnd);
             }
+        } catch (NotHandledYet notNow) {
+            throw notNow.registry();
         } finally {
             consumer.unsubscribe();
         }
@@ -205,9 +214,37 @@ public final class GrouplessConsumer implements AutoCloseable {
     }
 
     /**
+     * A record a handler could not take for now: what it depends on failed ({@link #registry}), not the record. The
+     * records of the poll from it on were not handed over: {@link #from} is where each partition's first of them is.
+     */
+    static final class NotHandledYet extends RuntimeException {
+        private final transient Map<TopicPartition, Long> from;
+        private final SchemaRegistryException registry;
+
+        NotHandledYet(Map<TopicPartition, Long> from, SchemaRegistryException registry) {
+            super(registry.getMessage(), registry);
+            this.from = Map.copyOf(from);
+            this.registry = registry;
+        }
+
+        /** Where reading must start again in each partition of the poll whose records were not all handed over. */
+        Map<TopicPartition, Long> from() {
+            return from;
+        }
+
+        /** Why: the schema registry's state. */
+        SchemaRegistryException registry() {
+            return registry;
+        }
+    }
+
+    /**
      * Hands over a poll's records oldest first across partitions, each partition in its own order, so
      * records of several topics written together (an upsert and the append beside it) arrive as written
      * rather than one partition's batch after another's.
+     *
+     * @throws NotHandledYet when the handler could not take a record for now: it and the records after it were not
+     *                       handed over
      */
     void handleInTimeOrder(ConsumerRecords<String, byte[]> records, long polledAtNanos, TopicReader.Handler handler) {
         List<List<ConsumerRecord<String, byte[]>>> partitions = records.partitions().stream().map(records::records)
@@ -224,17 +261,57 @@ public final class GrouplessConsumer implements AutoCloseable {
             if (oldest < 0) {
                 return;
             }
-            handle(partitions.get(oldest).get(next[oldest]++), polledAtNanos, handler);
+            SchemaRegistryException notNow = handle(partitions.get(oldest).get(next[oldest]), polledAtNanos, handler);
+            if (notNow != null) {
+                Map<TopicPartition, Long> from = new LinkedHashMap<>();
+                for (int i = 0; i < partitions.size(); i++) {
+                    if (next[i] < partitions.get(i).size()) {
+                        ConsumerRecord<String, byte[]> first = partitions.get(i).get(next[i]);
+                        from.put(new TopicPartition(first.topic(), first.partition()), first.offset());
+                    }
+                }
+                throw new NotHandledYet(from, notNow);
+            }
+            next[oldest]++;
         }
     }
 
-    private void handle(ConsumerRecord<String, byte[]> record, long polledAtNanos, TopicReader.Handler handler) {
+    /**
+     * @return the schema registry's failure when the handler could not take the record for now (not handed over);
+     *         null when it took it, or threw on it and it is skipped
+     */
+    private SchemaRegistryException handle(ConsumerRecord<String, byte[]> record, long polledAtNanos,
+                                           TopicReader.Handler handler) {
         try {
             handler.handle(record, polledAtNanos);
+            return null;
         } catch (Exception e) {
+            SchemaRegistryException registry = registryFailure(e);
+            if (registry != null) {
+                return registry;
+            }
             LOG.warn("{} skipped an unreadable record at {}-{}@{}: {}", name, record.topic(), record.partition(),
                     record.offset(), e.getMessage());
+            return null;
         }
+    }
+
+    /**
+     * The schema registry's failure that made a handler throw, if that is why: anywhere in the causes, unless the
+     * record names a schema it cannot be read with ({@link UnreadableSchemaException}: the record's fault, whatever
+     * the registry answered); else null.
+     */
+    static SchemaRegistryException registryFailure(Throwable thrown) {
+        Set<Throwable> seen = new HashSet<>();
+        for (Throwable t = thrown; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof UnreadableSchemaException) {
+                return null;
+            }
+            if (t instanceof SchemaRegistryException registry) {
+                return registry;
+            }
+        }
+        return null;
     }
 
     private <T> T lookUp(String what, Collection<TopicPartition> partitions, Supplier<T> lookUp) {

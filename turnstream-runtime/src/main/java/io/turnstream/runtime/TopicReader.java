@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -41,6 +42,12 @@ import org.slf4j.LoggerFactory;
  *       {@link #failure()} and {@link #caughtUp()} carry the cause and the owner's
  *       {@link Builder#onFailure failure listener} is told.</li>
  *   <li>A handler that throws on a record (bad input) only skips that record, with a warning.</li>
+ *   <li>A handler that fails on a record for what it depends on, not for the record (a schema registry that
+ *       cannot be reached: {@code io.turnstream.schema.SchemaRegistryException} anywhere in what it throws, unless
+ *       under an {@code UnreadableSchemaException}, which is the record's fault), skips
+ *       nothing: the record, and what came after it in the poll, is read again after the same growing backoff,
+ *       until the handler takes it. Meanwhile {@link #waitingFor()} says why and {@link #healthy()} is false;
+ *       logged once when it starts and once when the record is taken.</li>
  * </ul>
  */
 public final class TopicReader implements AutoCloseable {
@@ -93,6 +100,8 @@ public final class TopicReader implements AutoCloseable {
     /** The consumer's open connections to brokers; its value may be read from any thread. */
     private final Metric connections;
     private volatile Throwable failure;
+    /** Where each partition's record waits that a handler could not take for now, and why; null while none does. */
+    private volatile GrouplessConsumer.NotHandledYet waiting;
 
     /**
      * Reads with the defaults: see {@link #reading} for the options.
@@ -187,10 +196,22 @@ public final class TopicReader implements AutoCloseable {
         return caughtUp;
     }
 
-    /** True while the reader reads and is connected to a broker; false once it stopped or lost the cluster. */
+    /**
+     * True while the reader reads and is connected to a broker; false once it stopped or lost the cluster, and while
+     * it waits to hand a record over again ({@link #waitingFor()}).
+     */
     public boolean healthy() {
-        return failure == null && closing.getCount() > 0 && thread.isAlive()
+        return failure == null && waiting == null && closing.getCount() > 0 && thread.isAlive()
                 && (connections == null || ((Number) connections.metricValue()).doubleValue() > 0);
+    }
+
+    /**
+     * Why the reader reads a record again after a backoff, not yet handed over: its handler could not take it for
+     * now (a schema registry that cannot be reached); empty while it reads on.
+     */
+    public Optional<RuntimeException> waitingFor() {
+        GrouplessConsumer.NotHandledYet notYet = waiting;
+        return notYet == null ? Optional.empty() : Optional.of(notYet.registry());
     }
 
     /** What stopped the reader, or null while it reads (or after a normal close). */
@@ -207,6 +228,11 @@ public final class TopicReader implements AutoCloseable {
                 try {
                     ConsumerRecords<String, byte[]> records = consumer.poll(GrouplessConsumer.POLL);
                     reads.handleInTimeOrder(records, System.nanoTime(), handler);
+                    if (waiting != null && handedOver(waiting)) {
+                        LOG.info("{} took the record it read again: it reads {} on", name, topics);
+                        waiting = null;
+                        backoff = GrouplessConsumer.FIRST_BACKOFF;
+                    }
                     if (!caughtUp.isDone() && reads.reached(endAtStart)) {
                         caughtUp.complete(null);
                     }
@@ -219,6 +245,16 @@ public final class TopicReader implements AutoCloseable {
                         retrying = null;
                         backoff = GrouplessConsumer.FIRST_BACKOFF;
                     }
+                } catch (GrouplessConsumer.NotHandledYet notYet) {
+                    // nothing skipped: the record and the poll's records after it are read again
+                    notYet.from().forEach(consumer::seek);
+                    if (waiting == null) {
+                        LOG.warn("{} cannot take a record for now and reads again from {} after a backoff: {}", name,
+                                notYet.from(), notYet.getMessage());
+                    }
+                    waiting = notYet;
+                    pause(backoff);
+                    backoff = longer(backoff);
                 } catch (RetriableException e) {
                     if (retrying == null) {
                         LOG.warn("{} cannot read {} for now, retrying with backoff: {}", name, topics, e.toString());
@@ -246,6 +282,12 @@ public final class TopicReader implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("{}: the failure listener failed", name, e);
         }
+    }
+
+    /** Whether every partition that waited has read past the record it waited on. */
+    private boolean handedOver(GrouplessConsumer.NotHandledYet notYet) {
+        return notYet.from().entrySet().stream()
+                .allMatch(at -> consumer.position(at.getKey(), GrouplessConsumer.POLL) > at.getValue());
     }
 
     /** Partitions added to the topics are read from their beginning; a topic missing now keeps what is assigned. */

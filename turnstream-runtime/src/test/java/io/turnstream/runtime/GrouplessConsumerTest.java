@@ -4,6 +4,7 @@ import static io.turnstream.runtime.TopicsOnBroker.valueOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.turnstream.schema.SchemaRegistryException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -165,6 +166,27 @@ class GrouplessConsumerTest {
         }
 
         assertThat(read).containsExactly("fine");
+    }
+
+    /** A handler that cannot take a record for now (the schema registry cannot be reached) fails the read: nothing skipped. */
+    @Test
+    void aRecordTheHandlerCannotTakeForNowFailsTheReadWithWhy() throws Exception {
+        String topic = kafka.newTopic(1);
+        kafka.write(topic, 0, "needs the registry");
+        kafka.write(topic, 0, "fine");
+        List<String> read = new CopyOnWriteArrayList<>();
+        SchemaRegistryException down = new SchemaRegistryException("schema registry cannot be reached", -1, null);
+
+        try (GrouplessConsumer reads = groupless()) {
+            assertThatThrownBy(() -> reads.readToEnd(Map.of(partition(topic, 0), 0L), PATIENCE, record -> {
+                if (valueOf(record).equals("needs the registry")) {
+                    throw new IllegalStateException("cannot decode", down);
+                }
+                read.add(valueOf(record));
+            })).isSameAs(down);
+        }
+
+        assertThat(read).isEmpty();
     }
 
     @Test

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.turnstream.schema.SchemaRegistryException;
+import io.turnstream.schema.UnreadableSchemaException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -13,6 +16,7 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -81,6 +85,7 @@ class TopicReaderTest {
     void aRecordTheHandlerCannotTakeIsSkippedAndReadingGoesOn() throws Exception {
         String topic = kafka.newTopic(1);
         kafka.write(topic, 0, "unreadable");
+        kafka.write(topic, 0, "unknown schema id");
         kafka.write(topic, 0, "fine");
         List<String> read = new CopyOnWriteArrayList<>();
 
@@ -91,12 +96,61 @@ class TopicReaderTest {
                     if (value.equals("unreadable")) {
                         throw new IllegalArgumentException("not a record this handler reads");
                     }
+                    if (value.equals("unknown schema id")) {
+                        // the registry answered 40403: the record's fault, though the registry's answer is its cause
+                        throw new UncheckedIOException(new UnreadableSchemaException(42, "schema id 42 is unknown to "
+                                + "the schema registry", new SchemaRegistryException("Schema not found", 40403, null)));
+                    }
                     read.add(value);
                 })) {
             reader.caughtUp().get();
 
             assertThat(read).containsExactly("fine");
             assertThat(reader.healthy()).isTrue();
+        }
+    }
+
+    /**
+     * A handler that cannot take a record for what it depends on (a schema registry that cannot be reached), not for
+     * the record, skips nothing: the record, and those after it, are read again after a backoff until it takes them,
+     * in their order; meanwhile the reader says why and is not healthy.
+     */
+    @Test
+    void aRecordTheHandlerCannotTakeForNowIsReadAgainUntilItIsTaken() throws Exception {
+        String topic = kafka.newTopic(2);
+        kafka.write(topic, 0, "a");
+        kafka.write(topic, 0, "b needs the registry");
+        kafka.write(topic, 0, "c");
+        kafka.write(topic, 1, "x");
+        List<String> read = new CopyOnWriteArrayList<>();
+        AtomicBoolean registryDown = new AtomicBoolean(true);
+
+        try (TopicReader reader = TopicReader.reading("test-reader", kafka.clientProperties(), List.of(topic))
+                .from(TopicReader.Start.BEGINNING)
+                .start((record, polledAt) -> {
+                    String value = valueOf(record);
+                    if (value.startsWith("b") && registryDown.get()) {
+                        // as a reader that wraps what it cannot decode does
+                        throw new IllegalStateException("cannot decode", new SchemaRegistryException(
+                                "schema registry [http://127.0.0.1:8081/] cannot be reached", -1, null));
+                    }
+                    read.add(value);
+                })) {
+            await().atMost(PATIENCE).until(() -> reader.waitingFor().isPresent());
+
+            assertThat(read).doesNotContain("b needs the registry", "c").contains("a");
+            assertThat(reader.waitingFor().get()).hasMessageContaining("cannot be reached");
+            assertThat(reader.healthy()).isFalse();
+            assertThat(reader.caughtUp()).isNotDone();
+
+            registryDown.set(false);
+            reader.caughtUp().get();
+
+            assertThat(read).containsExactlyInAnyOrder("a", "b needs the registry", "c", "x");
+            assertThat(read.stream().filter(value -> !value.equals("x")))
+                    .containsExactly("a", "b needs the registry", "c");
+            await().atMost(PATIENCE).until(reader::healthy);
+            assertThat(reader.waitingFor()).isEmpty();
         }
     }
 

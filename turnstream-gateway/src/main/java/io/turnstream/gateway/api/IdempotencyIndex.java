@@ -5,6 +5,7 @@ import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TopicReader;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -17,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,6 +34,10 @@ import org.apache.kafka.common.header.Header;
  * requested, with its tenant, so a turn that waits behind its thread's running turn (busy-thread policy
  * {@code enqueue}), which shows nowhere else yet, is known to every instance. Every gateway reads the topic from
  * 24 h back, then as it is written. Bounded: past {@code maxKeys} the oldest are forgotten first.
+ *
+ * <p>A request record that cannot be read for now (on Avro, a schema registry that cannot be reached) is not
+ * skipped: its reader reads it again after a backoff ({@link TopicReader}), and until it is read
+ * {@link #waitingFor()} says why, so that a key not found meanwhile is not taken for a free one.
  */
 public final class IdempotencyIndex implements AutoCloseable {
 
@@ -54,6 +60,8 @@ public final class IdempotencyIndex implements AutoCloseable {
     /** Every turn requested, by turn id. */
     private final Map<String, Requested> requested;
     private final WireFormat format;
+    /** By partition: why its next record could not be read yet (it is read again); none while every one was. */
+    private final Map<Integer, SchemaRegistryException> unread = new ConcurrentHashMap<>();
     private TopicReader reader;
 
     IdempotencyIndex(Clock clock, int maxKeys, WireFormat format) {
@@ -85,14 +93,22 @@ public final class IdempotencyIndex implements AutoCloseable {
         return index;
     }
 
+    /**
+     * @throws SchemaRegistryException when the record cannot be read for now: its reader reads it again later
+     */
     void record(ConsumerRecord<String, byte[]> record) {
         TurnRequestRecord request;
         try {
             request = format.read(record.topic(), record.value(), TurnRequestRecord.class);
+        } catch (SchemaRegistryException registryDown) {
+            unread.put(record.partition(), registryDown);
+            throw registryDown;
         } catch (IOException | RuntimeException unreadable) {
             // not a request this index can learn from; the gateway that owns its partition reports it
+            unread.remove(record.partition());
             return;
         }
+        unread.remove(record.partition());
         if (request == null || !request.startsTurn()) {
             return;
         }
@@ -134,6 +150,14 @@ public final class IdempotencyIndex implements AutoCloseable {
         synchronized (taken) {
             return Optional.ofNullable(firstInPartition.get(slot)).map(Taken::turn);
         }
+    }
+
+    /**
+     * Why a request record is not read yet, to be read again after a backoff (a schema registry that cannot be
+     * reached): until it is, a key this index does not know may have been taken. Empty while it reads on.
+     */
+    public Optional<SchemaRegistryException> waitingFor() {
+        return unread.values().stream().findFirst();
     }
 
     /** A turn some gateway put on the topic, whether or not it has started. */

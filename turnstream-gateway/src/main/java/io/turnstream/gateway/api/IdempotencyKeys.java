@@ -27,12 +27,16 @@ import java.util.regex.Pattern;
  * key at the same moment, before either gateway has read the other's, are both put on Kafka; the first in its
  * partition wins ({@link IdempotencyIndex#keyTakenBy}): the gateway that accepted the other waits until it reads its
  * request back and answers 422, and the gateway running the thread ends that turn unrun. A duplicate that arrives at
- * this instance while the first is still being accepted waits for it.
+ * this instance while the first is still being accepted waits for it. While the index cannot read a request record for
+ * now (on Avro, a schema registry that cannot be reached), a key it does not know may have been taken: the request is
+ * refused with a 503 to retry, not started ({@link IdempotencyIndex#waitingFor}).
  */
 public final class IdempotencyKeys {
 
     public static final String HEADER = "Idempotency-Key";
     public static final Duration RETENTION = Duration.ofHours(24);
+    /** What a request refused while the index cannot read on is told to wait: the index's reader retries within it. */
+    private static final Duration RETRY_AFTER = Duration.ofSeconds(5);
     private static final Pattern KEY = Pattern.compile("[\\x21-\\x7e]{1,255}");
 
     /** @param replayed the key was seen: {@code turn} is the one its first request started */
@@ -117,6 +121,11 @@ public final class IdempotencyKeys {
         if (kept.isPresent()) {
             return new Started(new TurnStatus(keyed.turnId(), kept.get(), keyed.runId(), TurnPhase.RUNNING), true);
         }
+        index.waitingFor().ifPresent(registryDown -> {
+            throw new ApiError(503, HEADER + " '" + keyed.key() + "' cannot be checked now: the gateway cannot read "
+                    + "the turn requests (" + registryDown.getMessage() + "); send the request again later",
+                    Map.of("Retry-After", String.valueOf(RETRY_AFTER.toSeconds())));
+        });
         TurnStatus turn = start.apply(keyed);
         Optional<TurnStatus> winner = index.keyTakenBy(turn.turnId(), verdictWait);
         if (winner.isPresent() && !winner.get().turnId().equals(turn.turnId())) {

@@ -3,6 +3,7 @@ package io.turnstream.gateway.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
@@ -10,6 +11,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -95,6 +97,44 @@ class IdempotencyKeysTest {
         assertThat(retried.turn()).isEqualTo(first);
         assertThatThrownBy(() -> other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start))
                 .isInstanceOf(ApiError.class).extracting(e -> ((ApiError) e).status()).isEqualTo(422);
+        assertThat(started).as("one turn in all").hasValue(1);
+    }
+
+    /**
+     * A request record the index cannot read for now (the schema registry cannot be reached) is not forgotten: its
+     * reader reads it again, and meanwhile a request under a key the index does not know is refused with a 503 to
+     * send again, not started as if the key were free. Once read, the key is known as before.
+     */
+    @Test
+    void aRequestRecordReadWhileTheSchemaRegistryIsDownIsNotForgottenAndKeyedStartsWait() {
+        TurnStatus first = keys.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"a\"}", start).turn();
+        ConsumerRecord<String, byte[]> record = requestRecord("acme", "k1",
+                index.find("acme", "k1").orElseThrow().fingerprint(), first);
+        RegistryOutage registry = new RegistryOutage();
+        IdempotencyIndex otherIndex = new IdempotencyIndex(clock, 10, registry);
+        IdempotencyKeys other = new IdempotencyKeys(otherIndex, turnId -> Optional.empty(), clock, Duration.ZERO);
+
+        registry.down = true;
+        assertThatThrownBy(() -> otherIndex.record(record)).as("thrown to its reader, which reads it again")
+                .isInstanceOf(SchemaRegistryException.class);
+        assertThat(otherIndex.waitingFor()).isPresent();
+        assertThatThrownBy(() -> other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start))
+                .isInstanceOf(ApiError.class)
+                .hasMessageContaining("Idempotency-Key 'k1' cannot be checked now")
+                .hasMessageContaining("cannot be reached")
+                .satisfies(e -> {
+                    assertThat(((ApiError) e).status()).isEqualTo(503);
+                    assertThat(((ApiError) e).headers()).containsKey("Retry-After");
+                });
+        assertThat(started).as("nothing started meanwhile").hasValue(1);
+
+        registry.down = false;
+        otherIndex.record(record);
+
+        assertThat(otherIndex.waitingFor()).isEmpty();
+        assertThatThrownBy(() -> other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"b\"}", start))
+                .isInstanceOf(ApiError.class).extracting(e -> ((ApiError) e).status()).isEqualTo(422);
+        assertThat(other.start("acme", "k1", "POST /v1/turns\n{\"prompt\": \"a\"}", start).turn()).isEqualTo(first);
         assertThat(started).as("one turn in all").hasValue(1);
     }
 

@@ -3,6 +3,7 @@ package io.turnstream.gateway.ownership;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
@@ -21,9 +22,6 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
-import io.turnstream.schema.SchemaRegistryException;
-import java.io.IOException;
-import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -779,25 +777,6 @@ class OwnedPartitionsTest {
     private static TurnRequestRecord request(String turnId) {
         return TurnRequestRecord.request(turnId, "thread-1", "run-" + turnId, null, 1_000,
                 Json.MAPPER.createObjectNode().put("prompt", "hi"));
-    }
-
-    /** JSON; while {@link #down}, every read fails as an Avro read does when the schema registry cannot be reached. */
-    private static final class RegistryOutage implements WireFormat {
-        boolean down;
-
-        @Override
-        public byte[] write(String topic, Object value) {
-            return WireFormat.JSON.write(topic, value);
-        }
-
-        @Override
-        public <T> T read(String topic, byte[] bytes, Class<T> type) throws IOException {
-            if (down) {
-                throw new SchemaRegistryException("schema registry [http://127.0.0.1:8081/] cannot be reached "
-                        + "(connection refused)", -1, new ConnectException());
-            }
-            return WireFormat.JSON.read(topic, bytes, type);
-        }
     }
 
     /** One partition of {@code llm.turn-requests} as the group consumer shows it. */
