@@ -7,6 +7,7 @@ import io.turnstream.model.ControlMessage;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.slf4j.Logger;
@@ -16,7 +17,9 @@ import org.slf4j.LoggerFactory;
  * Where a record of {@code llm.tool-results} or {@code llm.control} goes, without Kafka: a tool
  * result to its running turn, a cancel to its turn (or kept for a turn not started here yet), an
  * executor's start marker and ask to the turn, asks and decisions to the approval rounds. A record
- * that cannot be read is counted and skipped; nothing else is lost.
+ * that cannot be read is counted and skipped; nothing else is lost. One that cannot be read for now (on Avro, a
+ * schema registry that cannot be reached) is neither: the {@link SchemaRegistryException} goes to the inbox's
+ * reader, which reads the record again after a backoff.
  */
 final class InboxRouting {
 
@@ -37,6 +40,7 @@ final class InboxRouting {
         this.metrics = metrics;
     }
 
+    /** @throws SchemaRegistryException when the record cannot be read for now: not skipped, to be read again */
     void route(ConsumerRecord<String, byte[]> record) {
         try {
             if (record.topic().equals(topics.toolResults())) {
@@ -44,6 +48,8 @@ final class InboxRouting {
             } else {
                 control(record);
             }
+        } catch (SchemaRegistryException registryDown) {
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             metrics.increment(GatewayMetrics.Counter.BAD_INPUT_RECORDS);
             LOG.warn("skipped an unreadable record at {}-{}@{}: {}", record.topic(), record.partition(),

@@ -1,8 +1,10 @@
 package io.turnstream.gateway.ownership;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnRegistry;
@@ -13,6 +15,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -76,6 +79,36 @@ class InboxRoutingTest {
 
         assertThat(metrics.get(GatewayMetrics.Counter.BAD_INPUT_RECORDS)).isEqualTo(2);
         assertThat(turn.cancel.isCancelled()).isTrue();
+    }
+
+    /**
+     * A cancel or a tool result read while the schema registry cannot be reached is not the record's fault: it is
+     * neither counted nor skipped but thrown to the inbox's reader, which reads it again after a backoff; then it
+     * arrives.
+     */
+    @Test
+    void aRecordReadWhileTheSchemaRegistryIsDownIsThrownToTheReaderAndArrivesWhenReadAgain() {
+        RegistryOutage format = new RegistryOutage();
+        InboxRouting inbox = new InboxRouting(TOPICS, format, registry, approvals, metrics);
+        TurnRegistry.ActiveTurn turn = registry.register(running("turn-1"));
+        ToolResult result = new ToolResult("call-1", "turn-1", "read_file", true, TextNode.valueOf("ok"), null, 1, 2);
+        ConsumerRecord<String, byte[]> cancel = control(ControlMessage.cancel("turn-1", "stop"));
+        ConsumerRecord<String, byte[]> toolResult = record(TOPICS.toolResults(), "turn-1", Json.toBytes(result));
+
+        format.down = true;
+        assertThatThrownBy(() -> inbox.route(toolResult)).isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> inbox.route(cancel)).isInstanceOf(SchemaRegistryException.class);
+
+        assertThat(metrics.get(GatewayMetrics.Counter.BAD_INPUT_RECORDS)).as("not an unreadable record").isZero();
+        assertThat(turn.result("call-1")).isNotDone();
+        assertThat(turn.cancel.isCancelled()).isFalse();
+
+        format.down = false;
+        inbox.route(toolResult);
+        inbox.route(cancel);
+
+        assertThat(turn.result("call-1")).isCompletedWithValue(result);
+        assertThat(turn.cancel.reason()).isEqualTo("stop");
     }
 
     private static TurnStatus running(String turnId) {
