@@ -28,6 +28,7 @@ import io.turnstream.model.ScopedIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.SchemaRegistryException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -166,6 +167,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                     } else {
                         registry.release(record.turnId());
                     }
+                } catch (SchemaRegistryException registryDown) {
+                    cannotRunNow(record, partition, active, registryDown);
                 } catch (RuntimeException e) {
                     LOG.error("cannot resume turn {}; leaving it to the partition's next owner", record.turnId(), e);
                     active.handover.complete(null);
@@ -202,6 +205,8 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
                 try {
                     endUnrunnable(record, trace, steps, true, partition, active,
                             ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot be resumed: " + why));
+                } catch (SchemaRegistryException registryDown) {
+                    cannotRunNow(record, partition, active, registryDown);
                 } catch (RuntimeException e) {
                     LOG.error("cannot end turn {}; leaving it to the partition's next owner", record.turnId(), e);
                     active.handover.complete(null);
@@ -218,6 +223,20 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
             registry.release(record.turnId());
             partition.stopped(offset, record.turnId(), true);
         }
+    }
+
+    /**
+     * What Kafka holds of the turn cannot be read for now (on Avro, a schema registry that cannot be reached): not its
+     * records' fault, so it does not end with an error. It stops here handed over, and its partition is taken over
+     * again after a backoff, which resumes it ({@link TurnPartition#cannotRunNow}).
+     */
+    private void cannotRunNow(TurnRequestRecord record, TurnPartition partition, TurnRegistry.ActiveTurn active,
+                              SchemaRegistryException why) {
+        LOG.warn("turn {} cannot run now ({}); its partition is taken over again after a backoff", record.turnId(),
+                why.getMessage());
+        partition.cannotRunNow(record.turnId(), why);
+        active.handover.complete(null);
+        registry.release(record.turnId());
     }
 
     /**

@@ -29,6 +29,7 @@ import io.turnstream.model.StreamPayload;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.SchemaRegistryException;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -305,6 +306,27 @@ class TurnRunnerTest {
         assertThat(partition.events).isEmpty();
     }
 
+    /**
+     * What Kafka holds of a resumed turn cannot be read for now (the schema registry cannot be reached): the turn does
+     * not end with {@code TURN_CANNOT_RUN}; it is handed over and its partition told to be taken over again after a
+     * backoff, which resumes it.
+     */
+    @Test
+    void aResumedTurnWhoseHistoryCannotBeReadForNowIsHandedOverAndItsPartitionTakenOverAgain() {
+        history = (request, steps, requestedModel, active) -> {
+            throw new SchemaRegistryException("schema registry cannot be reached", -1, null);
+        };
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+
+        String turnId = runAndWait(request("hi"), true);
+
+        assertHandedOver(turnId);
+        assertThat(partition.events).as("no turn_error").isEmpty();
+        assertThat(partition.cannotRunNow).containsExactly(turnId);
+    }
+
     @Test
     void aTurnThatArrivesWhileTheRunnerShutsDownIsHandedOver() {
         TurnRunner runner = runner();
@@ -374,6 +396,7 @@ class TurnRunnerTest {
         final List<Integer> checkpoints = new CopyOnWriteArrayList<>();
         final List<Long> started = new CopyOnWriteArrayList<>();
         final List<Stop> stops = new CopyOnWriteArrayList<>();
+        final List<String> cannotRunNow = new CopyOnWriteArrayList<>();
 
         @Override
         public TurnHistory history() {
@@ -420,6 +443,11 @@ class TurnRunnerTest {
         @Override
         public void stopped(long offset, String turnId, boolean handedOver) {
             stops.add(new Stop(offset, handedOver));
+        }
+
+        @Override
+        public void cannotRunNow(String turnId, RuntimeException why) {
+            cannotRunNow.add(turnId);
         }
 
         StreamPayload lastEvent() {

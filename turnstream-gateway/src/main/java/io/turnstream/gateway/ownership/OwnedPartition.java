@@ -79,8 +79,11 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /** The turns that released a call to the tool executor in the open transaction. */
     private final Map<String, TurnRegistry.ActiveTurn> releasing = new ConcurrentHashMap<>();
     private volatile TurnHistory resumed;
-    /** Set when a turn could not write its end: the open transaction must not commit (see {@link #commit}). */
-    private volatile TurnEndNotWritten endNotWritten;
+    /**
+     * Set when a turn could not write its end, or cannot run now: the open transaction must not commit (see
+     * {@link #commit}).
+     */
+    private volatile LetGo letGo;
     private boolean inTransaction;
     private volatile boolean closed;
     private long committedOffset = -1;
@@ -203,7 +206,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
 
             @Override
             public void failTransaction(Throwable why) {
-                endNotWritten = new TurnEndNotWritten(request.turnId(), why);
+                letGo = new TurnEndNotWritten(request.turnId(), why);
             }
 
             @Override
@@ -273,6 +276,11 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /** A request whose turn had already finished before this gateway owned the partition. */
     public void alreadyFinished(long offset) {
         unfinished.remove(offset);
+    }
+
+    @Override
+    public void cannotRunNow(String turnId, RuntimeException why) {
+        letGo = new TurnCannotRunNow(turnId, why);
     }
 
     @Override
@@ -363,11 +371,12 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      *
      * <p>Nor is a transaction in which a turn could not write its end ({@link TurnPublisher#failTransaction}): committed
      * without it, the turn would stay unended in Kafka, its request passed by the group offset. Refused, the partition
-     * is taken over again from what was committed, and the turn goes on there.
+     * is taken over again from what was committed, and the turn goes on there. Nor, alike, one of a partition with a
+     * turn that cannot run now ({@link #cannotRunNow}).
      *
      * @throws KafkaException when the turns' writes cannot commit (for instance: fenced by a new owner), hold a
-     *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn}), or lack a turn's end
-     *                        ({@link TurnEndNotWritten})
+     *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn}), lack a turn's end
+     *                        ({@link TurnEndNotWritten}) or hold a turn that cannot run now ({@link TurnCannotRunNow})
      */
     void commit(long position, ConsumerGroupMetadata group) {
         long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
@@ -376,8 +385,8 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
             if (closed) {
                 return;
             }
-            if (endNotWritten != null) {
-                throw endNotWritten;
+            if (letGo != null) {
+                throw letGo;
             }
             if (inTransaction) {
                 for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
@@ -449,10 +458,24 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     }
 
     /** A turn of the open transaction could not write its end: the transaction must not commit. */
-    static final class TurnEndNotWritten extends KafkaException {
+    /** Why the open transaction must not commit: the partition is let go and taken over again after a backoff. */
+    abstract static class LetGo extends KafkaException {
+        LetGo(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    static final class TurnEndNotWritten extends LetGo {
         TurnEndNotWritten(String turnId, Throwable why) {
             super("turn " + turnId + " could not write its end (" + why + "); the transaction must not commit without it",
                     why);
+        }
+    }
+
+    /** A turn cannot run now, for what it depends on ({@link #cannotRunNow}). */
+    static final class TurnCannotRunNow extends LetGo {
+        TurnCannotRunNow(String turnId, RuntimeException why) {
+            super("turn " + turnId + " cannot run now (" + why.getMessage() + ")", why);
         }
     }
 

@@ -302,7 +302,7 @@ public final class OwnedPartitions {
             } catch (KafkaException e) {
                 stopTurns(owned.remove(partition));
                 log.rewind(partition);
-                if (Failures.epochBumped(e) || e instanceof OwnedPartition.TurnEndNotWritten) {
+                if (Failures.epochBumped(e) || e instanceof OwnedPartition.LetGo) {
                     // Fenced: another gateway may own the partition now (the group moved it while this one did not
                     // poll), or the coordinator aborted a transaction of this one that timed out (under transactions
                     // v2 its epoch bump shows as a fencing although nobody else holds the partition). Taken over again
@@ -310,7 +310,8 @@ public final class OwnedPartitions {
                     // consumer learns of the loss. Let go, it is tried again after the backoff, by when the polls
                     // meanwhile have told the consumer whether the group still gives it here (a partition lost or
                     // revoked is not tried again). A turn that could not write its end: its next try may fail alike,
-                    // so it is not made at once either.
+                    // so it is not made at once either; nor that of a turn that cannot run now (a schema registry that
+                    // cannot be reached).
                     LOG.warn("cannot commit the turns of {} ({}); letting it go, to take it over again after a backoff "
                             + "if the group still gives it here", partition, e.getMessage());
                     retryLater(partition, e);

@@ -7,6 +7,7 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -32,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * each read (a new consumer, its metadata, the ends, the fetch) took about 0.6 s on a loaded cluster, which the
  * turns waited for in a row before they could call the model again. Asked from the turns' threads, each of which
  * waits only for the reads of the topics it asks for.
+ *
+ * <p>A record that cannot be decoded for now (on Avro, a schema registry that cannot be reached) is not taken for an
+ * unreadable one: the {@link SchemaRegistryException} goes to the turn that asked, which has its partition taken over
+ * again after a backoff ({@link TurnPartition#cannotRunNow}); nothing of it is kept, so the next ask decodes again.
  */
 final class TakeoverReads implements TurnResumer.TurnLog {
 
@@ -93,6 +98,8 @@ final class TakeoverReads implements TurnResumer.TurnLog {
             for (ConsumerRecord<String, byte[]> record : records) {
                 try {
                     events.add(format.read(record.topic(), record.value(), StreamEvent.class).payload());
+                } catch (SchemaRegistryException registryDown) {
+                    throw registryDown;
                 } catch (IOException | RuntimeException e) {
                     warnUnreadable(record, e);
                     unreadable.add(record.topic() + "-" + record.partition() + "@" + record.offset() + " ("
@@ -171,10 +178,16 @@ final class TakeoverReads implements TurnResumer.TurnLog {
         return values;
     }
 
-    /** A record that cannot be read is skipped with a warning (a raw event's is reported too: see above). */
+    /**
+     * A record that cannot be read is skipped with a warning (a raw event's is reported too: see above).
+     *
+     * @throws SchemaRegistryException when it cannot be read for now: not skipped
+     */
     private <T> Optional<T> decode(ConsumerRecord<String, byte[]> record, Class<T> type) {
         try {
             return Optional.of(format.read(record.topic(), record.value(), type));
+        } catch (SchemaRegistryException registryDown) {
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             warnUnreadable(record, e);
             return Optional.empty();

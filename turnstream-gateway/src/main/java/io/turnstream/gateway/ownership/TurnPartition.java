@@ -26,4 +26,12 @@ public interface TurnPartition {
 
     /** The turn stopped running here; unless it was handed over, its request need not be read again. */
     void stopped(long offset, String turnId, boolean handedOver);
+
+    /**
+     * The turn cannot run now for what it depends on, not for its records: on Avro, a schema registry that cannot be
+     * reached while what Kafka holds of it is read. The partition is let go as when a commit fails (its turns stopped,
+     * its open transaction aborted) and taken over again after a backoff, which resumes the turn; the turn stops here
+     * handed over.
+     */
+    void cannotRunNow(String turnId, RuntimeException why);
 }

@@ -22,6 +22,7 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -661,6 +662,35 @@ class OwnedPartitionsTest {
         partitions.retryDue();
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(
                 tuple("turn-a", true), tuple("turn-a", true));
+    }
+
+    /**
+     * A turn that cannot run now (what Kafka holds of it cannot be read while the schema registry cannot be reached):
+     * the partition is let go as when a commit fails, its other turns stopped, and taken over again after the backoff,
+     * which resumes them all.
+     */
+    @Test
+    void aTurnThatCannotRunNowHasItsPartitionTakenOverAgainAfterTheBackoff() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        log.append(6, request("turn-b"));
+        partitions.assigned(List.of(P0));
+        TurnRegistry.ActiveTurn other = turns.active("turn-b");
+
+        partitions.owner(P0).cannotRunNow("turn-a", new SchemaRegistryException("schema registry cannot be reached",
+                -1, null));
+        partitions.commitAll();
+
+        assertThat(producers.opened.get(0).commitCount()).as("nothing of it committed").isZero();
+        assertThat(other.handover).as("the partition's other turns stop too").isDone();
+        assertThat(log.rewound).containsExactly(P0);
+        assertThat(partitions.retrying()).containsExactly(P0);
+        assertThat(partitions.healthy()).isFalse();
+        clock.advance(OwnedPartitions.FIRST_RETRY_BACKOFF);
+        partitions.retryDue();
+        assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(tuple("turn-a", true),
+                tuple("turn-b", true), tuple("turn-a", true), tuple("turn-b", true));
+        assertThat(partitions.healthy()).isTrue();
     }
 
     @Test

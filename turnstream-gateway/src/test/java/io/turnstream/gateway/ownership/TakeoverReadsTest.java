@@ -1,9 +1,11 @@
 package io.turnstream.gateway.ownership;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
+import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.provider.StepOutcome;
@@ -19,6 +21,7 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -148,6 +151,43 @@ class TakeoverReadsTest {
         toolResultsMayEnd.countDown();
         assertThat(waitingProgress.get(30, TimeUnit.SECONDS).awaiting().calls()).containsExactly(call);
         assertThat(waitingTurn.result("call-1")).isCompletedWithValue(result);
+    }
+
+    /**
+     * A raw event, a cancel or a tool result read while the schema registry cannot be reached is not an unreadable
+     * record: the turn is neither ended as one it cannot resume nor resumed without it; the registry's exception goes
+     * to the turn (which has its partition taken over again), and a next ask decodes the records again.
+     */
+    @Test
+    void recordsReadWhileTheSchemaRegistryIsDownAreNotTakenForUnreadableOnes() {
+        TurnRequestRecord turn = request("a", 3_000_000);
+        rawEvent(turn.runId(), new StreamPayload.ResponseStart(turn.runId(), turn.turnId(), "thread-1", null, "m",
+                "simulated", 1L));
+        written.add(new ConsumerRecord<>(TOPICS.control(), 0, written.size(), "turn-a",
+                Json.toBytes(ControlMessage.cancel("turn-a", "the user stopped it"))));
+        ToolResult result = new ToolResult("call-1", "turn-a", "read_file", true, TextNode.valueOf("text"), null, 1, 2);
+        written.add(new ConsumerRecord<>(TOPICS.toolResults(), 0, written.size(), "turn-a", Json.toBytes(result)));
+        RegistryOutage registry = new RegistryOutage();
+        TakeoverReads reads = new TakeoverReads(List.of(turn), TOPICS, registry, (topic, keys, since) ->
+                written.stream().filter(record -> record.topic().equals(topic) && keys.contains(record.key())).toList());
+        TurnRegistry.ActiveTurn active = new TurnRegistry().register(new TurnStatus("turn-a", "thread-1", "run-a",
+                TurnPhase.RUNNING));
+
+        registry.down = true;
+        assertThatThrownBy(() -> TurnResumer.progress(turn, List.of(), "m", active, reads))
+                .isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> reads.commands("turn-a", Instant.EPOCH)).isInstanceOf(SchemaRegistryException.class);
+        assertThatThrownBy(() -> reads.toolResults("turn-a", Instant.EPOCH))
+                .isInstanceOf(SchemaRegistryException.class);
+
+        registry.down = false;
+        TurnProgress progress = TurnResumer.progress(turn, List.of(), "m", active, reads);
+
+        assertThat(progress.started()).isTrue();
+        assertThat(progress.endedStatus()).isNull();
+        assertThat(reads.unreadableRawEvents("run-a")).isEmpty();
+        assertThat(active.cancel.reason()).isEqualTo("the user stopped it");
+        assertThat(reads.toolResults("turn-a", Instant.EPOCH)).containsExactly(result);
     }
 
     private static boolean released(CountDownLatch latch) {
