@@ -295,6 +295,9 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
         AgentLoop.Turn turn;
         try {
             turn = turnOf(record, trace, offset, turnBefore);
+        } catch (SchemaRegistryException notNow) {
+            // the thread's history cannot be read for now: not a turn that cannot run (see cannotRunNow)
+            throw notNow;
         } catch (RuntimeException cannotRun) {
             endUnrunnable(record, trace, steps, resume, partition, active,
                     ErrorInfo.of(ErrorCodes.TURN_CANNOT_RUN, "the turn cannot run: " + cannotRun.getMessage()));

@@ -18,6 +18,7 @@ import io.turnstream.gateway.provider.ModelCaller;
 import io.turnstream.gateway.provider.StepItems;
 import io.turnstream.gateway.provider.StepOutcome;
 import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.gateway.thread.ThreadRebuild;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.gateway.turn.TurnStatus;
@@ -63,6 +64,7 @@ class TurnRunnerTest {
     /** The turn that took the Idempotency-Key of every keyed request, or null for none. */
     private String keyTakenBy;
     private TurnHistory history = (request, steps, requestedModel, active) -> TurnProgress.fresh(requestedModel);
+    private ThreadRebuild threadHistory = (record, request, offset, before) -> request;
     private BusyThreadPolicy busyPolicy = BusyThreadPolicy.REJECT;
     /** What the runner published on {@code llm.control}, and whether the turn it names was cancelled here then. */
     private final List<ControlMessage> published = new CopyOnWriteArrayList<>();
@@ -327,6 +329,26 @@ class TurnRunnerTest {
         assertThat(partition.cannotRunNow).containsExactly(turnId);
     }
 
+    /**
+     * The thread's earlier turns cannot be read for now (the schema registry cannot be reached): the new turn neither
+     * runs without them nor ends with {@code TURN_CANNOT_RUN}; it is handed over and its partition taken over again.
+     */
+    @Test
+    void aTurnWhoseThreadCannotBeReadForNowIsHandedOverAndItsPartitionTakenOverAgain() {
+        threadHistory = (record, request, offset, before) -> {
+            throw new SchemaRegistryException("schema registry cannot be reached", -1, null);
+        };
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+
+        String turnId = runAndWait(request("hi"), false);
+
+        assertHandedOver(turnId);
+        assertThat(partition.events).as("no turn_error").isEmpty();
+        assertThat(partition.cannotRunNow).containsExactly(turnId);
+    }
+
     @Test
     void aTurnThatArrivesWhileTheRunnerShutsDownIsHandedOver() {
         TurnRunner runner = runner();
@@ -347,7 +369,7 @@ class TurnRunnerTest {
 
     private TurnRunner runner() {
         return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), model,
-                new GatewayMetrics(), permitsReleased::add, (record, request, offset, before) -> request,
+                new GatewayMetrics(), permitsReleased::add, threadHistory,
                 busyPolicy, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy), message -> {
                     cancelledHereWhenPublished.add(registry.running().stream().anyMatch(turn ->
                             turn.status.turnId().equals(message.turnId()) && turn.cancel.isCancelled()));

@@ -9,6 +9,7 @@ import io.turnstream.gateway.view.TurnViews;
 import io.turnstream.model.ScopedIds;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * Reads what Kafka holds of a thread for {@link ThreadConversation}: its earlier requests and their step checkpoints
  * from its partition of {@code llm.turn-requests} (the gateway running the new turn owns that partition), and the
  * items of those turns from {@code llm.item-state} through the gateway's views. The turn before the new one may have
- * just ended here; its items are waited for, up to {@link #ITEMS_WAIT}.
+ * just ended here; its items are waited for, up to {@link #ITEMS_WAIT}. A record of the thread that cannot be read is
+ * left out; one that cannot be read for now (on Avro, a schema registry that cannot be reached) is not: the
+ * {@link SchemaRegistryException} goes to the turn, which runs once its partition is taken over again after a backoff
+ * rather than with part of its conversation.
  */
 public final class ThreadHistory implements ThreadRebuild {
 
@@ -62,6 +66,7 @@ public final class ThreadHistory implements ThreadRebuild {
      *
      * @param offset the request's offset on {@code llm.turn-requests}: the turns requested before it are its past
      * @param before the thread's turn that ran here just before it, if any: its items are waited for
+     * @throws SchemaRegistryException when a record of the thread cannot be read for now
      */
     @Override
     public TurnRequest rebuild(TurnRequestRecord record, TurnRequest request, long offset, Optional<String> before) {
@@ -143,9 +148,16 @@ public final class ThreadHistory implements ThreadRebuild {
         }
     }
 
-    private TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
+    /**
+     * The thread's record; null when it cannot be read.
+     *
+     * @throws SchemaRegistryException when it cannot be read for now: the turn would miss it
+     */
+    TurnRequestRecord read(ConsumerRecord<String, byte[]> record) {
         try {
             return format.read(record.topic(), record.value(), TurnRequestRecord.class);
+        } catch (SchemaRegistryException registryDown) {
+            throw registryDown;
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -14,6 +14,8 @@ public interface ThreadRebuild {
      *
      * @param offset the request's offset on {@code llm.turn-requests}: the turns requested before it are its past
      * @param before the thread's turn that ran on this gateway just before it, if any
+     * @throws io.turnstream.schema.SchemaRegistryException when the thread's history cannot be read for now (on Avro,
+     *                                                      a schema registry that cannot be reached)
      */
     TurnRequest rebuild(TurnRequestRecord record, TurnRequest request, long offset, Optional<String> before);
 }
