@@ -25,7 +25,8 @@ import java.util.Arrays;
  * null the caller reads the bytes in full, so every other event and every odd one (a repeated field, a
  * value of another kind, malformed JSON, trailing content) is read, and dead-lettered, as before.
  *
- * <p>Each name is first matched against the one the project's writer puts next ({@code nextFieldName(SerializableString)}
+ * <p>A delta in the writer's own compact form is read without a parser at all ({@link CompactDeltaScanner});
+ * this parser reads what that declines. Each name is first matched against the one the project's writer puts next ({@code nextFieldName(SerializableString)}
  * compares the raw bytes), and {@code "item_delta"} is compared without making a string of it.
  */
 final class DeltaReader {
@@ -58,6 +59,10 @@ final class DeltaReader {
     static StreamEvent read(byte[] bytes) {
         if (bytes == null || bytes.length == 0) {
             return null;
+        }
+        StreamEvent compact = CompactDeltaScanner.read(bytes);
+        if (compact != null) {
+            return compact;
         }
         try (JsonParser parser = FACTORY.createParser(bytes)) {
             return event(parser);
