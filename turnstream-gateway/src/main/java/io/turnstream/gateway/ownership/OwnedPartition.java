@@ -457,7 +457,6 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         }
     }
 
-    /** A turn of the open transaction could not write its end: the transaction must not commit. */
     /** Why the open transaction must not commit: the partition is let go and taken over again after a backoff. */
     abstract static class LetGo extends KafkaException {
         LetGo(String message, Throwable cause) {
@@ -465,6 +464,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
         }
     }
 
+    /** A turn of the open transaction could not write its end. */
     static final class TurnEndNotWritten extends LetGo {
         TurnEndNotWritten(String turnId, Throwable why) {
             super("turn " + turnId + " could not write its end (" + why + "); the transaction must not commit without it",
