@@ -4,6 +4,7 @@ import io.turnstream.model.Topics;
 import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicAdmin;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -14,6 +15,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.RetriableException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -28,6 +30,10 @@ import picocli.CommandLine.Spec;
             "prints each topic as created or existing, with partitions and cleanup policy.",
             "Topic names follow turnstream.topic.<role> in --config."})
 public final class TopicsCommand implements Callable<Integer> {
+
+    /** How long a new topic may take to be known to the broker asked to describe it. */
+    private static final Duration METADATA_WAIT = Duration.ofSeconds(30);
+    private static final Duration METADATA_RETRY_BACKOFF = Duration.ofMillis(200);
 
     @Spec
     private CommandSpec spec;
@@ -81,11 +87,11 @@ public final class TopicsCommand implements Callable<Integer> {
     private void report(Properties adminProps, Topics topics, List<String> created) throws InterruptedException {
         List<String> names = topics.byRole().values().stream().sorted().toList();
         PrintWriter out = spec.commandLine().getOut();
+        List<ConfigResource> resources = names.stream()
+                .map(name -> new ConfigResource(ConfigResource.Type.TOPIC, name)).toList();
         try (Admin admin = Admin.create(adminProps)) {
-            Map<String, TopicDescription> descriptions = admin.describeTopics(names).allTopicNames().get();
-            List<ConfigResource> resources = names.stream()
-                    .map(name -> new ConfigResource(ConfigResource.Type.TOPIC, name)).toList();
-            Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get();
+            Map<String, TopicDescription> descriptions = onceKnown(() -> admin.describeTopics(names).allTopicNames().get());
+            Map<ConfigResource, Config> configs = onceKnown(() -> admin.describeConfigs(resources).all().get());
             for (ConfigResource resource : resources) {
                 String name = resource.name();
                 TopicDescription description = descriptions.get(name);
@@ -104,5 +110,28 @@ public final class TopicsCommand implements Callable<Integer> {
                     + e.getCause().getMessage(), e.getCause());
         }
         out.flush();
+    }
+
+    private interface Describe<T> {
+        T get() throws InterruptedException, ExecutionException;
+    }
+
+    /**
+     * A topic just created is not known to every broker at once: the one asked may answer "This server does not host
+     * this topic-partition" until the controller's metadata reaches it (seen on a three-node cluster right after the
+     * create). Such retriable answers are asked again for up to {@link #METADATA_WAIT}.
+     */
+    private static <T> T onceKnown(Describe<T> describe) throws InterruptedException, ExecutionException {
+        long deadline = System.nanoTime() + METADATA_WAIT.toNanos();
+        while (true) {
+            try {
+                return describe.get();
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof RetriableException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(METADATA_RETRY_BACKOFF.toMillis());
+            }
+        }
     }
 }
