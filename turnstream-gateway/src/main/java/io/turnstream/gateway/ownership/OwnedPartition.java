@@ -374,21 +374,24 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
      * is taken over again from what was committed, and the turn goes on there. Nor, alike, one of a partition with a
      * turn that cannot run now ({@link #cannotRunNow}).
      *
+     * @return whether it committed writes of the turns (a step's events, a step record, a turn's end): the partition's
+     *         progress
      * @throws KafkaException when the turns' writes cannot commit (for instance: fenced by a new owner), hold a
      *                        release of a turn cancelled since ({@link ReleaseOfACancelledTurn}), lack a turn's end
      *                        ({@link TurnEndNotWritten}) or hold a turn that cannot run now ({@link TurnCannotRunNow})
      */
-    void commit(long position, ConsumerGroupMetadata group) {
+    boolean commit(long position, ConsumerGroupMetadata group) {
         long offset = unfinished.isEmpty() ? position : unfinished.firstKey();
         lock.writeLock().lock();
         try {
             if (closed) {
-                return;
+                return false;
             }
             if (letGo != null) {
                 throw letGo;
             }
-            if (inTransaction) {
+            boolean wrote = inTransaction;
+            if (wrote) {
                 for (Map.Entry<String, TurnRegistry.ActiveTurn> released : releasing.entrySet()) {
                     if (released.getValue().cancel.isCancelled()) {
                         throw new ReleaseOfACancelledTurn(released.getKey(), released.getValue().cancel.reason());
@@ -401,6 +404,7 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
             if (offset != committedOffset || !deadLetters.isEmpty()) {
                 commitOffset(offset, group);
             }
+            return wrote;
         } finally {
             lock.writeLock().unlock();
         }

@@ -42,6 +42,11 @@ import org.slf4j.LoggerFactory;
  * up to {@link #MAX_RETRY_BACKOFF}. Until it succeeds {@link #healthy()} is false. A schema registry that cannot be
  * reached (on Avro) while a record is read is such a failure too, never the record's: the partition is let go and
  * taken over again after the backoff, which reads the record again; nothing is dead-lettered for it.
+ *
+ * <p>The backoff grows with the partition's failures since it last made progress (a commit of what its turns wrote),
+ * not since its last takeover that succeeded: a takeover does succeed during a registry outage, and then its record or
+ * resumed turn fails again, so counting from it would take the partition over (and fence its producer) every second
+ * for as long as the outage lasts.
  */
 public final class OwnedPartitions {
 
@@ -85,10 +90,6 @@ public final class OwnedPartitions {
         OwnedPartition.TransactionalProducer open(TopicPartition partition);
     }
 
-    /** A partition whose takeover failed, and when it is tried again. */
-    private record Retry(int failures, long atMillis) {
-    }
-
     private final Topics topics;
     private final WireFormat format;
     private final OwnershipConfig config;
@@ -97,7 +98,10 @@ public final class OwnedPartitions {
     private final Producers producers;
     private final Clock clock;
     private final Map<TopicPartition, OwnedPartition> owned = new ConcurrentHashMap<>();
-    private final Map<TopicPartition, Retry> retrying = new ConcurrentHashMap<>();
+    /** The partitions whose takeover failed or that were let go, to when (the clock's millis) each is tried again. */
+    private final Map<TopicPartition, Long> retrying = new ConcurrentHashMap<>();
+    /** How often each partition failed or was let go since it last made progress: its next backoff grows with it. */
+    private final Map<TopicPartition, Integer> setbacks = new ConcurrentHashMap<>();
 
     public OwnedPartitions(Topics topics, WireFormat format, OwnershipConfig config, PartitionOwnership.Turns turns,
                            GroupLog log, Producers producers, Clock clock) {
@@ -189,10 +193,9 @@ public final class OwnedPartitions {
     }
 
     private void retryLater(TopicPartition partition, RuntimeException cause) {
-        Retry before = retrying.get(partition);
-        int failures = before == null ? 1 : before.failures() + 1;
+        int failures = setbacks.merge(partition, 1, Integer::sum);
         long backoff = Math.min(MAX_RETRY_BACKOFF.toMillis(), FIRST_RETRY_BACKOFF.toMillis() << Math.min(failures - 1, 16));
-        retrying.put(partition, new Retry(failures, clock.millis() + backoff));
+        retrying.put(partition, clock.millis() + backoff);
         log.pause(partition);
         LOG.warn("cannot take {} over (failure {}): {}; trying again in {} ms", partition, failures,
                 cause.getMessage(), backoff);
@@ -202,7 +205,7 @@ public final class OwnedPartitions {
     public void retryDue() {
         long now = clock.millis();
         List<TopicPartition> due = retrying.entrySet().stream()
-                .filter(entry -> entry.getValue().atMillis() <= now).map(Map.Entry::getKey).toList();
+                .filter(entry -> entry.getValue() <= now).map(Map.Entry::getKey).toList();
         if (!due.isEmpty()) {
             assigned(due);
         }
@@ -289,13 +292,16 @@ public final class OwnedPartitions {
      * Commits each owned partition's open transaction with its group offset. A commit that fails stops the partition's
      * turns and takes it over again from Kafka (what was sent since the last commit is aborted; the turns resume from
      * what was committed): at once, or, when the producer was fenced or a turn could not write its end, after a
-     * backoff ({@link #retryLater}).
+     * backoff ({@link #retryLater}). A commit of what the turns wrote is the partition's progress: its next failure
+     * backs off from the start again.
      */
     public void commitAll() {
         for (Map.Entry<TopicPartition, OwnedPartition> entry : owned.entrySet()) {
             TopicPartition partition = entry.getKey();
             try {
-                entry.getValue().commit(log.position(partition), log.groupMetadata());
+                if (entry.getValue().commit(log.position(partition), log.groupMetadata())) {
+                    setbacks.remove(partition);
+                }
             } catch (FencedInstanceIdException fenced) {
                 LOG.warn("another gateway owns {} now: {}", partition, fenced.getMessage());
                 stopTurns(owned.remove(partition));
@@ -435,7 +441,7 @@ public final class OwnedPartitions {
      * next owner takes that step back.
      */
     public void revoked(Collection<TopicPartition> partitions, Duration timeout) {
-        partitions.forEach(retrying::remove);
+        partitions.forEach(this::forget);
         List<OwnedPartition> leaving = new ArrayList<>();
         for (TopicPartition partition : partitions) {
             OwnedPartition owner = owned.remove(partition);
@@ -488,14 +494,21 @@ public final class OwnedPartitions {
     public void revokeAll(Duration timeout) {
         revoked(List.copyOf(owned.keySet()), timeout);
         retrying.clear();
+        setbacks.clear();
     }
 
     /** The partitions went to another gateway before they could be handed over. */
     public void lost(Collection<TopicPartition> partitions) {
         partitions.forEach(partition -> {
-            retrying.remove(partition);
+            forget(partition);
             stopTurns(owned.remove(partition));
         });
+    }
+
+    /** A partition no longer this gateway's: not tried again, and its failures not counted if it comes back. */
+    private void forget(TopicPartition partition) {
+        retrying.remove(partition);
+        setbacks.remove(partition);
     }
 
     /** Stops a partition's turns at once, without a word on Kafka: the next owner resumes them. */

@@ -388,16 +388,7 @@ class OwnedPartitionsTest {
      */
     @Test
     void aRequestReadWhileTheSchemaRegistryIsDownIsNotDeadLetteredAndRunsWhenThePartitionIsTakenOverAgain() {
-        RegistryOutage format = new RegistryOutage();
-        partitions = new OwnedPartitions(TOPICS, format, CONFIG, turns, log, producers, clock);
-        log.position = 5;
-        log.committed = 5;
-        partitions.assigned(List.of(P0));
-        log.append(5, request("turn-a"));
-
-        format.down = true;
-        log.position = 6;
-        partitions.record(log.records.get(0));
+        RegistryOutage format = requestReadDuringAnOutage();
         partitions.commitAll();
 
         assertThat(producers.opened.get(0).history()).as("nothing dead-lettered").isEmpty();
@@ -691,6 +682,84 @@ class OwnedPartitionsTest {
         assertThat(turns.runs).extracting(Run::turnId, Run::resume).containsExactly(tuple("turn-a", true),
                 tuple("turn-b", true), tuple("turn-a", true), tuple("turn-b", true));
         assertThat(partitions.healthy()).isTrue();
+    }
+
+    /**
+     * A registry outage that outlasts the takeovers: each takeover succeeds, and its resumed turn cannot run again. The
+     * partition has made no progress, so the backoff doubles at every retake instead of starting over (before, it was
+     * taken over, its producer fenced again, every second for as long as the outage lasted). A step its turn commits
+     * is progress: the next failure backs off from the start again.
+     */
+    @Test
+    void aTurnThatCannotRunNowAtEveryTakeoverBacksOffLongerUntilAStepOfThePartitionCommits() {
+        log.position = 5;
+        log.append(5, request("turn-a"));
+        partitions.assigned(List.of(P0));
+
+        for (int backoffSeconds : List.of(1, 2, 4, 8)) {
+            cannotRunNow("turn-a");
+            assertTakenOverAgainAfter(Duration.ofSeconds(backoffSeconds));
+        }
+        assertThat(turns.runs).as("resumed at every takeover").hasSize(5);
+
+        // the registry is back: the turn commits a step, then cannot run again
+        partitions.owner(P0).publisherFor(request("turn-a"), TraceContext.fresh())
+                .stepDone(1, Json.MAPPER.createObjectNode());
+        partitions.commitAll();
+        assertThat(producers.opened.get(4).history()).as("the step committed").hasSize(1);
+        cannotRunNow("turn-a");
+        assertTakenOverAgainAfter(OwnedPartitions.FIRST_RETRY_BACKOFF);
+    }
+
+    /**
+     * The same for a request read during the outage: the takeovers after it read it again and fail again, each after
+     * a backoff twice the one before; the first after the outage runs its turn.
+     */
+    @Test
+    void aRequestUnreadableAtEveryTakeoverOfAnOutageIsTriedAgainAfterABackoffThatDoubles() {
+        RegistryOutage format = requestReadDuringAnOutage();
+
+        for (int backoffSeconds : List.of(1, 2, 4, 8, 16, 30, 30)) {
+            assertTakenOverAgainAfter(Duration.ofSeconds(backoffSeconds));
+        }
+        assertThat(turns.runs).isEmpty();
+
+        format.down = false;
+        assertTakenOverAgainAfter(OwnedPartitions.MAX_RETRY_BACKOFF);
+        assertThat(turns.runs).extracting(Run::turnId, Run::offset).containsExactly(tuple("turn-a", 5L));
+        assertThat(partitions.healthy()).isTrue();
+    }
+
+    /** P0 owned from offset 5, where a request is then read while the schema registry cannot be reached. */
+    private RegistryOutage requestReadDuringAnOutage() {
+        RegistryOutage format = new RegistryOutage();
+        partitions = new OwnedPartitions(TOPICS, format, CONFIG, turns, log, producers, clock);
+        log.position = 5;
+        log.committed = 5;
+        partitions.assigned(List.of(P0));
+        log.append(5, request("turn-a"));
+        format.down = true;
+        log.position = 6;
+        partitions.record(log.records.get(0));
+        return format;
+    }
+
+    private void cannotRunNow(String turnId) {
+        partitions.owner(P0).cannotRunNow(turnId, new SchemaRegistryException("schema registry cannot be reached",
+                -1, null));
+        partitions.commitAll();
+        assertThat(partitions.owned()).isEmpty();
+    }
+
+    /** P0 is taken over again once {@code backoff} has passed, not a millisecond sooner. */
+    private void assertTakenOverAgainAfter(Duration backoff) {
+        int opened = producers.opened.size();
+        clock.advance(backoff.minusMillis(1));
+        partitions.retryDue();
+        assertThat(producers.opened).as("not taken over again before %s", backoff).hasSize(opened);
+        clock.advance(Duration.ofMillis(1));
+        partitions.retryDue();
+        assertThat(producers.opened).as("taken over again after %s", backoff).hasSize(opened + 1);
     }
 
     @Test
