@@ -33,8 +33,6 @@ final class CompactDeltaScanner {
     private static final byte[] ITEM_ID = name("item_id");
     private static final byte[] DELTA_CONTENT = name("delta_content");
     private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
-    /** What {@link #string} returns for input it declines; any string it reads is another object. */
-    private static final String DECLINED = new String("declined");
     /** Longest integer taken: any 18-digit number fits a long. */
     private static final int MAX_DIGITS = 18;
 
@@ -42,6 +40,8 @@ final class CompactDeltaScanner {
     private int at;
     /** Whether the object being read has a field yet, so the next is preceded by a comma. */
     private boolean fieldRead;
+    /** Whether a string was not in the writer's form (see {@link #quoted}): the whole read then returns null. */
+    private boolean declined;
 
     private CompactDeltaScanner(byte[] in) {
         this.in = in;
@@ -61,7 +61,7 @@ final class CompactDeltaScanner {
         ObjectNode traceContext = null;
         String runId = null;
         String type = null;
-        if (field(EVENT_ID) && (eventId = string()) == DECLINED) {
+        if (field(EVENT_ID) && (eventId = string()) == null && declined) {
             return null;
         }
         if (field(TIMESTAMP)) {
@@ -74,7 +74,7 @@ final class CompactDeltaScanner {
         if (field(TRACE_CONTEXT) && (traceContext = stringsObject()) == null) {
             return null;
         }
-        if (field(RUN_ID) && (runId = string()) == DECLINED) {
+        if (field(RUN_ID) && (runId = string()) == null && declined) {
             return null;
         }
         if (field(TYPE)) {
@@ -103,10 +103,10 @@ final class CompactDeltaScanner {
         }
         String itemId = null;
         String deltaContent = null;
-        if (field(ITEM_ID) && (itemId = string()) == DECLINED) {
+        if (field(ITEM_ID) && (itemId = string()) == null && declined) {
             return null;
         }
-        if (field(DELTA_CONTENT) && (deltaContent = string()) == DECLINED) {
+        if (field(DELTA_CONTENT) && (deltaContent = string()) == null && declined) {
             return null;
         }
         return literal('}') ? new ItemDelta(itemId, deltaContent) : null;
@@ -123,11 +123,11 @@ final class CompactDeltaScanner {
         }
         do {
             String name = quoted();
-            if (name == DECLINED || name == null || !literal(':') || object.has(name)) {
+            if (name == null || !literal(':') || object.has(name)) {
                 return null;
             }
             String value = quoted();
-            if (value == DECLINED || value == null) {
+            if (value == null) {
                 return null;
             }
             object.put(name, value);
@@ -152,18 +152,18 @@ final class CompactDeltaScanner {
         return true;
     }
 
-    /** A string or null; {@link #DECLINED} for anything else. */
+    /** A string, or null for JSON's null and for anything else, which is {@link #declined}. */
     private String string() {
         if (literal(NULL)) {
             return null;
         }
         String text = quoted();
-        return text == null ? DECLINED : text;
+        return text != null ? text : decline();
     }
 
     /**
-     * A quoted string of ASCII with JSON's escapes; null when there is none at the position, {@link #DECLINED}
-     * when it holds a byte beyond ASCII, a control character or an escape JSON has not.
+     * A quoted string of ASCII with JSON's escapes; null when there is none at the position, and null and
+     * {@link #declined} when it holds a byte beyond ASCII, a control character or an escape JSON has not.
      */
     private String quoted() {
         if (!literal('"')) {
@@ -181,11 +181,11 @@ final class CompactDeltaScanner {
             }
             if (b < 0x20) {
                 // a control character, raw (the full read fails on it), or a byte beyond ASCII (negative)
-                return DECLINED;
+                return decline();
             }
             at++;
         }
-        return DECLINED;
+        return decline();
     }
 
     /** The rest of a string from its first escape on; what precedes it, from {@code start}, is plain. */
@@ -198,14 +198,14 @@ final class CompactDeltaScanner {
                 return text.toString();
             }
             if (b < 0x20) {
-                return DECLINED;
+                return decline();
             }
             if (b != '\\') {
                 text.append((char) b);
                 continue;
             }
             if (at >= in.length) {
-                return DECLINED;
+                return decline();
             }
             switch (in[at++]) {
                 case '"' -> text.append('"');
@@ -219,16 +219,22 @@ final class CompactDeltaScanner {
                 case 'u' -> {
                     int unit = hex4();
                     if (unit < 0) {
-                        return DECLINED;
+                        return decline();
                     }
                     text.append((char) unit);
                 }
                 default -> {
-                    return DECLINED;
+                    return decline();
                 }
             }
         }
-        return DECLINED;
+        return decline();
+    }
+
+    /** Marks the read declined; returns null, what a declined string reads as. */
+    private String decline() {
+        declined = true;
+        return null;
     }
 
     /** Four hex digits as a UTF-16 code unit; -1 when they are not. */
