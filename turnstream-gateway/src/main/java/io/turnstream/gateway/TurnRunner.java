@@ -103,7 +103,9 @@ final class TurnRunner implements PartitionOwnership.Turns, AutoCloseable {
      * @param history puts the thread's conversation before a request that continues it
      * @param inKafka whether Kafka shows a turn already (its lifecycle events)
      * @param keyTakenBy the turn that took the {@code Idempotency-Key} of a keyed turn's request first (by Kafka's
-     *                   order), when that is another turn; may wait until that order is read
+     *                   order), when that is another turn; may wait until that order is read, and throws
+     *                   {@code SchemaRegistryException} while it cannot be read for now: the turn then cannot run now
+     *                   ({@link TurnPartition#cannotRunNow}) rather than run as if it had taken its key
      * @param control publishes a command on {@code llm.control} (not in a partition's transaction), as a user's
      *                cancel is: the cancel of a turn interrupted by a new message to its thread
      */

@@ -40,6 +40,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -61,8 +62,8 @@ class TurnRunnerTest {
     private final List<String> permitsReleased = new CopyOnWriteArrayList<>();
     private final Partition partition = new Partition();
     private ModelCaller model = TurnRunnerTest::answers;
-    /** The turn that took the Idempotency-Key of every keyed request, or null for none. */
-    private String keyTakenBy;
+    /** The turn that took the Idempotency-Key of a keyed request, when another did. */
+    private Function<String, Optional<String>> keyTakenBy = turnId -> Optional.empty();
     private TurnHistory history = (request, steps, requestedModel, active) -> TurnProgress.fresh(requestedModel);
     private ThreadRebuild threadHistory = (record, request, offset, before) -> request;
     private BusyThreadPolicy busyPolicy = BusyThreadPolicy.REJECT;
@@ -183,7 +184,7 @@ class TurnRunnerTest {
     /** Another request under the same key came first in the partition: this one ends unrun, whatever its prompt. */
     @Test
     void aKeyedTurnWhoseKeyAnotherRequestTookEndsUnrun() {
-        keyTakenBy = "turn-first";
+        keyTakenBy = turnId -> Optional.of("turn-first");
         model = (adapter, endpoint, request, items, cancel) -> {
             throw new AssertionError("the model is not called");
         };
@@ -201,7 +202,7 @@ class TurnRunnerTest {
 
     @Test
     void aTurnUnderNoKeyRunsWhateverTheKeysSay() {
-        keyTakenBy = "turn-first";
+        keyTakenBy = turnId -> Optional.of("turn-first");
 
         String turnId = runAndWait(request("hi"), false);
 
@@ -349,6 +350,28 @@ class TurnRunnerTest {
         assertThat(partition.cannotRunNow).containsExactly(turnId);
     }
 
+    /**
+     * Whether a keyed turn took its key cannot be read for now (the index waits for the schema registry): the turn
+     * neither runs as if it had nor ends unrun; it is handed over and its partition taken over again.
+     */
+    @Test
+    void aKeyedTurnWhoseKeyCannotBeCheckedForNowIsHandedOverAndItsPartitionTakenOverAgain() {
+        keyTakenBy = turnId -> {
+            throw new SchemaRegistryException("schema registry cannot be reached", -1, null);
+        };
+        model = (adapter, endpoint, request, items, cancel) -> {
+            throw new AssertionError("the model is not called");
+        };
+        TurnRequestRecord record = TurnRequestRecord.request("turn-2", "thread-1", "run-2", "tenant-a", 1,
+                TurnRequest.prompt("simulated", null, "hi").toJson().put(IdempotentStart.MARKER, true));
+
+        String turnId = runAndWait(record, false);
+
+        assertHandedOver(turnId);
+        assertThat(partition.events).as("no turn_error").isEmpty();
+        assertThat(partition.cannotRunNow).containsExactly(turnId);
+    }
+
     @Test
     void aTurnThatArrivesWhileTheRunnerShutsDownIsHandedOver() {
         TurnRunner runner = runner();
@@ -370,7 +393,7 @@ class TurnRunnerTest {
     private TurnRunner runner() {
         return new TurnRunner(config, providers, List::of, registry, new ApprovalDecisions(), new ThreadAllowances(), model,
                 new GatewayMetrics(), permitsReleased::add, threadHistory,
-                busyPolicy, turnId -> false, turnId -> Optional.ofNullable(keyTakenBy), message -> {
+                busyPolicy, turnId -> false, keyTakenBy, message -> {
                     cancelledHereWhenPublished.add(registry.running().stream().anyMatch(turn ->
                             turn.status.turnId().equals(message.turnId()) && turn.cancel.isCancelled()));
                     published.add(message);

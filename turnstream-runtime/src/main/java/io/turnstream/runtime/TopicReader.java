@@ -1,5 +1,6 @@
 package io.turnstream.runtime;
 
+import io.turnstream.schema.SchemaRegistryException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -209,7 +210,7 @@ public final class TopicReader implements AutoCloseable {
      * Why the reader reads a record again after a backoff, not yet handed over: its handler could not take it for
      * now (a schema registry that cannot be reached); empty while it reads on.
      */
-    public Optional<RuntimeException> waitingFor() {
+    public Optional<SchemaRegistryException> waitingFor() {
         GrouplessConsumer.NotHandledYet notYet = waiting;
         return notYet == null ? Optional.empty() : Optional.of(notYet.registry());
     }

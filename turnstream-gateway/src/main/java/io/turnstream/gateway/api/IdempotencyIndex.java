@@ -18,7 +18,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -37,7 +36,8 @@ import org.apache.kafka.common.header.Header;
  *
  * <p>A request record that cannot be read for now (on Avro, a schema registry that cannot be reached) is not
  * skipped: its reader reads it again after a backoff ({@link TopicReader}), and until it is read
- * {@link #waitingFor()} says why, so that a key not found meanwhile is not taken for a free one.
+ * {@link #waitingFor()} says why, so that a key not found meanwhile is not taken for a free one, nor a request not
+ * read back for one that won its key ({@link #keyTakenBy}).
  */
 public final class IdempotencyIndex implements AutoCloseable {
 
@@ -48,6 +48,9 @@ public final class IdempotencyIndex implements AutoCloseable {
     /** A turn requested on the topic, by its tenant (null for a gateway without keys). */
     public record Requested(String tenantId, TurnStatus turn) {
     }
+
+    /** How often a wait for a request to be read back looks whether the index stalled meanwhile. */
+    private static final Duration STALL_CHECK = Duration.ofMillis(100);
 
     private final Clock clock;
     private final int maxKeys;
@@ -60,8 +63,7 @@ public final class IdempotencyIndex implements AutoCloseable {
     /** Every turn requested, by turn id. */
     private final Map<String, Requested> requested;
     private final WireFormat format;
-    /** By partition: why its next record could not be read yet (it is read again); none while every one was. */
-    private final Map<Integer, SchemaRegistryException> unread = new ConcurrentHashMap<>();
+    /** Null in tests that hand the index its records themselves. */
     private TopicReader reader;
 
     IdempotencyIndex(Clock clock, int maxKeys, WireFormat format) {
@@ -101,14 +103,11 @@ public final class IdempotencyIndex implements AutoCloseable {
         try {
             request = format.read(record.topic(), record.value(), TurnRequestRecord.class);
         } catch (SchemaRegistryException registryDown) {
-            unread.put(record.partition(), registryDown);
             throw registryDown;
         } catch (IOException | RuntimeException unreadable) {
             // not a request this index can learn from; the gateway that owns its partition reports it
-            unread.remove(record.partition());
             return;
         }
-        unread.remove(record.partition());
         if (request == null || !request.startsTurn()) {
             return;
         }
@@ -132,20 +131,37 @@ public final class IdempotencyIndex implements AutoCloseable {
      * The turn that took the key of the keyed request of turn {@code turnId}: the key's first request in the same
      * partition of the topic, in Kafka's order there, which every gateway reads alike. Known once this index has
      * read that request; empty when it has not within {@code wait}.
+     *
+     * @throws SchemaRegistryException when the index has not read the request and cannot read on for now (its reader
+     *                                 waits for the schema registry, {@link #waitingFor()}): which request took the
+     *                                 key is not known, and the request must not be taken for the one that did
      */
     public Optional<TurnStatus> keyTakenBy(String turnId, Duration wait) {
         CompletableFuture<String> read;
         synchronized (taken) {
             read = placed.computeIfAbsent(turnId, id -> new CompletableFuture<>());
         }
-        String slot;
-        try {
-            slot = read.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        } catch (ExecutionException | TimeoutException e) {
-            return Optional.empty();
+        long deadline = System.nanoTime() + wait.toNanos();
+        String slot = null;
+        while (slot == null) {
+            try {
+                long left = Math.max(0, deadline - System.nanoTime());
+                slot = read.get(Math.min(left, STALL_CHECK.toNanos()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.empty();
+            } catch (ExecutionException e) {
+                return Optional.empty();
+            } catch (TimeoutException notReadYet) {
+                Optional<SchemaRegistryException> stalled = waitingFor();
+                if (stalled.isPresent()) {
+                    throw new SchemaRegistryException("the turn requests cannot be read for now ("
+                            + stalled.get().getMessage() + ")", stalled.get().errorCode(), stalled.get());
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    return Optional.empty();
+                }
+            }
         }
         synchronized (taken) {
             return Optional.ofNullable(firstInPartition.get(slot)).map(Taken::turn);
@@ -157,7 +173,7 @@ public final class IdempotencyIndex implements AutoCloseable {
      * reached): until it is, a key this index does not know may have been taken. Empty while it reads on.
      */
     public Optional<SchemaRegistryException> waitingFor() {
-        return unread.values().stream().findFirst();
+        return reader == null ? Optional.empty() : reader.waitingFor();
     }
 
     /** A turn some gateway put on the topic, whether or not it has started. */

@@ -3,6 +3,7 @@ package io.turnstream.gateway.api;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
+import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -29,7 +30,8 @@ import java.util.regex.Pattern;
  * request back and answers 422, and the gateway running the thread ends that turn unrun. A duplicate that arrives at
  * this instance while the first is still being accepted waits for it. While the index cannot read a request record for
  * now (on Avro, a schema registry that cannot be reached), a key it does not know may have been taken: the request is
- * refused with a 503 to retry, not started ({@link IdempotencyIndex#waitingFor}).
+ * refused with a 503 to retry, not started ({@link IdempotencyIndex#waitingFor}); so is a request put on Kafka that the
+ * index cannot read back to tell whether it took its key (sent again, it names the same turn).
  */
 public final class IdempotencyKeys {
 
@@ -57,7 +59,8 @@ public final class IdempotencyKeys {
      * @param threadOfTurn the thread of a turn Kafka holds (empty when it holds none): the same request under a key
      *                     whose turn Kafka shows (the key's record not read yet, or past {@link #RETENTION}) gets it
      * @param verdictWait how long a started request waits for the index to read it back, to learn whether it took its
-     *                    key; past it, it is taken to have (the gateway running the turn decides from Kafka anyway)
+     *                    key; past it, it is taken to have (the gateway running the turn decides from Kafka anyway),
+     *                    unless the index waits for the schema registry meanwhile (a 503)
      */
     public IdempotencyKeys(IdempotencyIndex index, Function<String, Optional<String>> threadOfTurn, Clock clock,
                            Duration verdictWait) {
@@ -122,12 +125,16 @@ public final class IdempotencyKeys {
             return new Started(new TurnStatus(keyed.turnId(), kept.get(), keyed.runId(), TurnPhase.RUNNING), true);
         }
         index.waitingFor().ifPresent(registryDown -> {
-            throw new ApiError(503, HEADER + " '" + keyed.key() + "' cannot be checked now: the gateway cannot read "
-                    + "the turn requests (" + registryDown.getMessage() + "); send the request again later",
-                    Map.of("Retry-After", String.valueOf(RETRY_AFTER.toSeconds())));
+            throw cannotCheck(keyed.key(), registryDown);
         });
         TurnStatus turn = start.apply(keyed);
-        Optional<TurnStatus> winner = index.keyTakenBy(turn.turnId(), verdictWait);
+        Optional<TurnStatus> winner;
+        try {
+            winner = index.keyTakenBy(turn.turnId(), verdictWait);
+        } catch (SchemaRegistryException registryDown) {
+            // not taken for a win: the request is on Kafka, and the same request sent again names the same turn
+            throw cannotCheck(keyed.key(), registryDown);
+        }
         if (winner.isPresent() && !winner.get().turnId().equals(turn.turnId())) {
             // another request took the key first, in Kafka's order; the gateway running the thread ends this turn
             throw reused(keyed.key());
@@ -136,6 +143,13 @@ public final class IdempotencyKeys {
         index.remember(keyed.tenantId(), keyed.key(), new IdempotencyIndex.Taken(keyed.fingerprint(), turn,
                 clock.millis()));
         return new Started(turn, false);
+    }
+
+    /** While the index cannot read the turn requests: a 503 to send the request again once it reads on. */
+    private static ApiError cannotCheck(String key, SchemaRegistryException registryDown) {
+        return new ApiError(503, HEADER + " '" + key + "' cannot be checked now: the gateway cannot read the turn "
+                + "requests (" + registryDown.getMessage() + "); send the request again later",
+                Map.of("Retry-After", String.valueOf(RETRY_AFTER.toSeconds())));
     }
 
     private static ApiError reused(String key) {
