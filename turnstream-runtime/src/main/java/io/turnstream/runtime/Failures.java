@@ -1,5 +1,7 @@
 package io.turnstream.runtime;
 
+import io.turnstream.schema.SchemaRegistryException;
+import io.turnstream.schema.UnreadableSchemaException;
 import java.util.HashSet;
 import java.util.Set;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
@@ -83,6 +85,24 @@ public final class Failures {
     public static boolean epochBumped(Throwable failure) {
         return causedBy(failure, ProducerFencedException.class) || causedBy(failure, InvalidProducerEpochException.class)
                 || causedBy(failure, InvalidTxnStateException.class);
+    }
+
+    /**
+     * The schema registry's failure behind {@code failure}, if that is what it is: a {@link SchemaRegistryException}
+     * anywhere in the causes, unless under an {@link UnreadableSchemaException} (the record names a schema it cannot
+     * be read with: the record's fault, whatever the registry answered); else null.
+     */
+    public static SchemaRegistryException registryFailure(Throwable failure) {
+        Set<Throwable> seen = new HashSet<>();
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof UnreadableSchemaException) {
+                return null;
+            }
+            if (t instanceof SchemaRegistryException registry) {
+                return registry;
+            }
+        }
+        return null;
     }
 
     private static String messageOf(Throwable t) {

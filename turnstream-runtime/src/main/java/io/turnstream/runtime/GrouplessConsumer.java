@@ -1,7 +1,6 @@
 package io.turnstream.runtime;
 
 import io.turnstream.schema.SchemaRegistryException;
-import io.turnstream.schema.UnreadableSchemaException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -42,7 +41,7 @@ import org.slf4j.LoggerFactory;
  *   <li>A handler that throws on a record (bad input) only skips that record, with a warning naming its
  *       position.</li>
  *   <li>A handler that fails on a record for what it depends on, not for the record (a schema registry that cannot
- *       be reached: {@link SchemaRegistryException} anywhere in what it throws, {@link #registryFailure}), skips
+ *       be reached: {@link SchemaRegistryException} anywhere in what it throws, {@link Failures#registryFailure}), skips
  *       nothing: a {@link #read} throws that exception, {@link TopicReader} reads the record again after a
  *       backoff.</li>
  *   <li>A read that has not reached its end within its time limit throws a {@link TimeoutException} naming
@@ -286,7 +285,7 @@ public final class GrouplessConsumer implements AutoCloseable {
             handler.handle(record, polledAtNanos);
             return null;
         } catch (Exception e) {
-            SchemaRegistryException registry = registryFailure(e);
+            SchemaRegistryException registry = Failures.registryFailure(e);
             if (registry != null) {
                 return registry;
             }
@@ -294,24 +293,6 @@ public final class GrouplessConsumer implements AutoCloseable {
                     record.offset(), e.getMessage());
             return null;
         }
-    }
-
-    /**
-     * The schema registry's failure that made a handler throw, if that is why: anywhere in the causes, unless the
-     * record names a schema it cannot be read with ({@link UnreadableSchemaException}: the record's fault, whatever
-     * the registry answered); else null.
-     */
-    static SchemaRegistryException registryFailure(Throwable thrown) {
-        Set<Throwable> seen = new HashSet<>();
-        for (Throwable t = thrown; t != null && seen.add(t); t = t.getCause()) {
-            if (t instanceof UnreadableSchemaException) {
-                return null;
-            }
-            if (t instanceof SchemaRegistryException registry) {
-                return registry;
-            }
-        }
-        return null;
     }
 
     private <T> T lookUp(String what, Collection<TopicPartition> partitions, Supplier<T> lookUp) {

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -61,6 +63,8 @@ public final class StreamsService implements AutoCloseable {
     private final Options options;
     private final ThreadReplacementBudget replacements;
     private final SendFailures.Recorder sendFailures = new SendFailures.Recorder();
+    /** Counted down at close: a thread waiting to be replaced (the schema registry cannot be reached) waits no more. */
+    private final CountDownLatch closing = new CountDownLatch(1);
     private final CompletableFuture<Throwable> failure = new CompletableFuture<>();
     private final ServiceMetrics metrics;
     private final boolean ownsMetrics;
@@ -80,7 +84,7 @@ public final class StreamsService implements AutoCloseable {
         props.put(SendFailures.RECORDER, sendFailures);
         this.streams = new KafkaStreams(topology, props);
         this.replacements = new ThreadReplacementBudget(options.maxThreadReplacements(), options.replacementWindow(),
-                System::nanoTime);
+                System::nanoTime, backoff -> closing.await(backoff.toMillis(), TimeUnit.MILLISECONDS));
         streams.setUncaughtExceptionHandler(replacements);
         streams.setStateListener(this::onStateChange);
         this.metrics = metrics;
@@ -182,6 +186,7 @@ public final class StreamsService implements AutoCloseable {
      */
     @Override
     public void close() {
+        closing.countDown();
         CloseOptions close = CloseOptions.timeout(options.closeTimeout()).withGroupMembershipOperation(staticMember
                 ? CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP
                 : CloseOptions.GroupMembershipOperation.LEAVE_GROUP);
