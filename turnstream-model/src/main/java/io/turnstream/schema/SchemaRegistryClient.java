@@ -84,7 +84,7 @@ public final class SchemaRegistryClient {
             answer = send("GET", "schemas/ids/" + id, null);
         } catch (SchemaRegistryException e) {
             if (e.errorCode() == SCHEMA_NOT_FOUND) {
-                throw new UnreadableSchemaException(id, "schema id " + id + " is unknown to the schema registry", e);
+                throw new UnreadableSchemaException("schema id " + id + " is unknown to the schema registry", e);
             }
             throw e;
         }
@@ -93,14 +93,14 @@ public final class SchemaRegistryClient {
             throw new SchemaRegistryException("schema registry answered GET schemas/ids/" + id + " without a schema: " + answer, -1, null);
         }
         if (answer.hasNonNull("schemaType") && !"AVRO".equals(answer.get("schemaType").asText())) {
-            throw new UnreadableSchemaException(id, "schema id " + id + " is a " + answer.get("schemaType").asText()
+            throw new UnreadableSchemaException("schema id " + id + " is a " + answer.get("schemaType").asText()
                     + " schema, not Avro", null);
         }
         Schema schema;
         try {
             schema = new Schema.Parser().parse(text);
         } catch (SchemaParseException e) {
-            throw new UnreadableSchemaException(id, "schema id " + id + " is not a valid Avro schema: " + e.getMessage(), e);
+            throw new UnreadableSchemaException("schema id " + id + " is not a valid Avro schema: " + e.getMessage(), e);
         }
         schemasById.put(id, schema);
         return schema;

@@ -10,15 +10,8 @@ import java.io.IOException;
  */
 public final class UnreadableSchemaException extends IOException {
 
-    private final int schemaId;
-
-    public UnreadableSchemaException(int schemaId, String message, Throwable cause) {
+    /** @param message names the schema id ("schema id N is ..."), which is what the dead letter's reason shows */
+    public UnreadableSchemaException(String message, Throwable cause) {
         super(message, cause);
-        this.schemaId = schemaId;
-    }
-
-    /** The id the record names. */
-    public int schemaId() {
-        return schemaId;
     }
 }

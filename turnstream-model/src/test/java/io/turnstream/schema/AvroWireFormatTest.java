@@ -155,8 +155,7 @@ class AvroWireFormatTest {
 
         assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, (byte) protobuf, 1}, UpsertEnvelope.class))
                 .isInstanceOf(UnreadableSchemaException.class)
-                .hasMessage("schema id " + protobuf + " is a PROTOBUF schema, not Avro")
-                .extracting(e -> ((UnreadableSchemaException) e).schemaId()).isEqualTo(protobuf);
+                .hasMessage("schema id " + protobuf + " is a PROTOBUF schema, not Avro");
         assertThatThrownBy(() -> avro.read(TOPIC, new byte[] {0, 0, 0, 0, (byte) invalid, 1}, UpsertEnvelope.class))
                 .isInstanceOf(UnreadableSchemaException.class)
                 .hasMessageStartingWith("schema id " + invalid + " is not a valid Avro schema: ");

@@ -98,7 +98,7 @@ class TopicReaderTest {
                     }
                     if (value.equals("unknown schema id")) {
                         // the registry answered 40403: the record's fault, though the registry's answer is its cause
-                        throw new UncheckedIOException(new UnreadableSchemaException(42, "schema id 42 is unknown to "
+                        throw new UncheckedIOException(new UnreadableSchemaException("schema id 42 is unknown to "
                                 + "the schema registry", new SchemaRegistryException("Schema not found", 40403, null)));
                     }
                     read.add(value);
