@@ -83,8 +83,12 @@ public final class ToolExecutorCommand implements Callable<Integer> {
     }
 
     /** Up while the executor's loop runs. */
+    /** Live while it runs; not ready while it waits for the schema registry to read the tool calls. */
     private static HealthServer.Status running(ToolExecutorService service) {
         boolean up = !service.stopped().isDone();
-        return new HealthServer.Status(up, up, Map.of());
+        return service.waitingFor()
+                .map(registry -> new HealthServer.Status(false, up, Map.<String, Object>of("tool-calls",
+                        "waiting for the schema registry: " + registry.getMessage())))
+                .orElseGet(() -> new HealthServer.Status(up, up, Map.of()));
     }
 }

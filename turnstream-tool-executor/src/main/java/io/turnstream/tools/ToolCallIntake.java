@@ -3,6 +3,7 @@ package io.turnstream.tools;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TenantClaims;
+import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.time.Clock;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -40,14 +41,23 @@ final class ToolCallIntake {
         this.clock = clock;
     }
 
+    /**
+     * @throws SchemaRegistryException when the record cannot be read for now (on Avro, a schema registry that cannot be
+     *                                 reached): nobody's record's fault, so it is neither dead-lettered nor counted as
+     *                                 read, and the caller reads it again later
+     */
     void accept(ConsumerRecord<String, byte[]> record) {
         RecordPosition position = new RecordPosition(new TopicPartition(record.topic(), record.partition()), record.offset());
-        offsets.read(position);
-        ToolCall call;
+        ToolCall call = null;
+        String unreadable = null;
         try {
             call = wire.read(record.topic(), record.value(), ToolCall.class);
         } catch (IOException | IllegalArgumentException e) {
-            deadLetter(record, position, "not a ToolCall: " + e.getMessage());
+            unreadable = "not a ToolCall: " + e.getMessage();
+        }
+        offsets.read(position);
+        if (unreadable != null) {
+            deadLetter(record, position, unreadable);
             return;
         }
         if (call.callId() == null || call.callId().isBlank()) {

@@ -9,6 +9,7 @@ import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.GrouplessConsumer;
 import io.turnstream.runtime.ServiceMetrics;
 import io.turnstream.runtime.Settings;
+import io.turnstream.schema.SchemaRegistryException;
 import io.turnstream.schema.WireFormats;
 import java.io.IOException;
 import java.time.Clock;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -90,6 +92,9 @@ public final class ToolExecutorService implements AutoCloseable {
     private long nextSweep = System.nanoTime();
     private int failuresInARow;
     private long resumeFetchingAt = System.nanoTime();
+    /** Why a tool-call record is to be read again (the schema registry cannot be reached), or null while it reads on. */
+    private volatile SchemaRegistryException waitingFor;
+    private int registryWaits;
 
     public ToolExecutorService(Settings settings, ToolRegistry registry) {
         this(settings, registry, WireFormats.from(settings));
@@ -179,6 +184,14 @@ public final class ToolExecutorService implements AutoCloseable {
         return serviceMetrics;
     }
 
+    /**
+     * Why the executor reads a tool-call record again after a backoff instead of taking it (a schema registry that
+     * cannot be reached); empty while it reads on.
+     */
+    public Optional<SchemaRegistryException> waitingFor() {
+        return Optional.ofNullable(waitingFor);
+    }
+
     /** Completes when the service stops: normally after {@link #close()}, exceptionally when it failed. */
     public CompletableFuture<Void> stopped() {
         return stopped;
@@ -246,9 +259,7 @@ public final class ToolExecutorService implements AutoCloseable {
 
     /** One turn of the loop: read calls, publish what is ready, hold back when too much is in flight. */
     private void step() {
-        for (ConsumerRecord<String, byte[]> record : poll()) {
-            intake.accept(record);
-        }
+        take(poll());
         flush();
         applyBackpressure();
         if (System.nanoTime() - nextSweep >= 0) {
@@ -256,6 +267,54 @@ public final class ToolExecutorService implements AutoCloseable {
             ledger.prune(offsets.lastCommitted());
             nextSweep = System.nanoTime() + SWEEP_EVERY.toNanos();
         }
+    }
+
+    /**
+     * Hands the poll's records to the intake, partition by partition. A record that cannot be read for now (a schema
+     * registry that cannot be reached) skips nothing: it and the poll's records after it are read again after a backoff
+     * that grows while the registry stays away, fetching held meanwhile (polling goes on, so the group membership stays).
+     */
+    private void take(ConsumerRecords<String, byte[]> records) {
+        for (TopicPartition partition : records.partitions()) {
+            for (ConsumerRecord<String, byte[]> record : records.records(partition)) {
+                try {
+                    intake.accept(record);
+                } catch (RuntimeException e) {
+                    SchemaRegistryException registry = Failures.registryFailure(e);
+                    if (registry == null) {
+                        throw e;
+                    }
+                    readAgainLater(records, partition, record.offset(), registry);
+                    return;
+                }
+            }
+        }
+        if (waitingFor != null && !records.isEmpty()) {
+            LOG.info("tool executor {} reads {} on: the schema registry answers again", config.instanceId(),
+                    topics.toolCalls());
+            waitingFor = null;
+            registryWaits = 0;
+        }
+    }
+
+    /** Seeks {@code failed} back to {@code offset}, and each partition the poll handed over after it to its first record. */
+    private void readAgainLater(ConsumerRecords<String, byte[]> records, TopicPartition failed, long offset,
+                                SchemaRegistryException registry) {
+        boolean after = false;
+        for (TopicPartition partition : records.partitions()) {
+            if (partition.equals(failed)) {
+                consumer.seek(partition, offset);
+                after = true;
+            } else if (after) {
+                consumer.seek(partition, records.records(partition).get(0).offset());
+            }
+        }
+        if (waitingFor == null) {
+            LOG.warn("tool executor {} cannot read {} at offset {} for now and reads it again after a backoff: {}",
+                    config.instanceId(), failed, offset, registry.getMessage());
+        }
+        waitingFor = registry;
+        holdFetching(++registryWaits);
     }
 
     private ConsumerRecords<String, byte[]> poll() {
@@ -381,9 +440,13 @@ public final class ToolExecutorService implements AutoCloseable {
             // "started" marks with its producer meanwhile, and such a call must be answered OUTCOME_UNKNOWN, not run again
             rebalance.restoreLedger(consumer.assignment());
         }
-        // hold fetching for a while (still polling, so the group membership stays), longer after each failure
+        holdFetching(failuresInARow);
+    }
+
+    /** Holds fetching for a while (still polling, so the group membership stays), longer after each failure in a row. */
+    private void holdFetching(int failures) {
         resumeFetchingAt = System.nanoTime()
-                + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failuresInARow, 10))).toNanos();
+                + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failures, 10))).toNanos();
     }
 
     /**

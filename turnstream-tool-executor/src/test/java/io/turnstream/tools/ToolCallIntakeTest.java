@@ -1,6 +1,7 @@
 package io.turnstream.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.turnstream.model.Json;
 import io.turnstream.model.ToolCall;
@@ -10,6 +11,8 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.schema.AvroWireFormat;
 import io.turnstream.schema.FakeSchemaRegistry;
+import io.turnstream.schema.RegistryOutage;
+import io.turnstream.schema.SchemaRegistryException;
 import io.turnstream.schema.SchemaRegistryClient;
 import io.turnstream.schema.WireFormats;
 import java.nio.ByteBuffer;
@@ -69,6 +72,29 @@ class ToolCallIntakeTest {
                     + " is a PROTOBUF schema, not Avro");
         });
         assertThat(harness.awaitResult("turn-1", "call-1")).as("the call after it, handed to the scheduler").isNotNull();
+    }
+
+    /** A record read while the registry cannot be reached is not the record's fault: not dead-lettered, not counted as read. */
+    @Test
+    void aRecordReadWhileTheRegistryCannotBeReachedThrowsAndIsNeitherDeadLetteredNorCountedAsRead() {
+        RegistryOutage outage = new RegistryOutage();
+        OffsetTracker offsets = new OffsetTracker();
+        CallLedger ledger = new CallLedger("turnstream-tool-ledger", Clock.systemUTC());
+        ResultOutbox letters = new ResultOutbox(Topics.DEFAULTS, "llm.tool-calls.dlq", outage, ledger);
+        ToolCallIntake intakeOnOutage = new ToolCallIntake(outage, TenantClaims.UNSIGNED, ledger, offsets, letters,
+                harness.scheduler, Clock.systemUTC());
+        ToolCall call = new ToolCall("call-1", "turn-1", "thread-1", "run-1", "item-1", "no_such_tool",
+                Json.MAPPER.createObjectNode(), 1_000, null);
+        outage.down = true;
+
+        assertThatThrownBy(() -> intakeOnOutage.accept(record(0, outage.write(TOPIC, call))))
+                .isInstanceOf(SchemaRegistryException.class);
+
+        assertThat(letters.takeAll()).as("nothing dead-lettered").isEmpty();
+        assertThat(offsets.committable()).as("nothing counted as read").isEmpty();
+        outage.down = false;
+        intakeOnOutage.accept(record(0, outage.write(TOPIC, call)));
+        assertThat(harness.awaitResult("turn-1", "call-1")).as("read again, handed to the scheduler").isNotNull();
     }
 
     private static ConsumerRecord<String, byte[]> record(long offset, byte[] value) {

@@ -12,6 +12,7 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.PrometheusScrape;
 import io.turnstream.runtime.TenantClaims;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -102,6 +103,32 @@ class ToolExecutorServiceTest {
                 .isEqualTo(2);
         assertThat(scrape.sum("turnstream_tool_executor_dead_letters_total")).isEqualTo(2);
         assertThat(scrape.sum("kafka_producer_record_send_total")).isPositive();
+    }
+
+    /**
+     * A schema registry that cannot be reached (on Avro: a tool-call record whose schema is not cached yet) is nobody's
+     * record's fault: the executor neither dead-letters the call nor stops (before, it stopped "by an unexpected
+     * failure"); it reads the record again after a backoff, is not ready meanwhile, and runs the call once the registry
+     * answers again.
+     */
+    @Test
+    void aCallReadWhileTheSchemaRegistryCannotBeReachedRunsOnceTheRegistryIsBack(TestInfo test) throws Exception {
+        given(test, 1);
+        Files.writeString(kafka.workspace.resolve("hello.txt"), "hello\n");
+        RegistryOutage wire = new RegistryOutage();
+        wire.down = true;
+        executor = new ToolExecutorService(kafka.settings(), ToolRegistry.installed(), wire).start();
+
+        String call = kafka.call("turn-1", "read_file", "{\"path\": \"hello.txt\"}");
+        await().until(() -> executor.waitingFor().isPresent());
+        assertThat(kafka.answered(call)).as("not answered while it cannot be read").isFalse();
+
+        wire.down = false;
+        assertThat(kafka.awaitResult(call).output().asText()).isEqualTo("hello\n");
+        await().until(() -> executor.waitingFor().isEmpty());
+        assertThat(executor.stopped()).isNotDone();
+        assertThat(kafka.awaitResultsOf(call, 1)).hasSize(1);
+        assertThat(executor.metrics().value("dead-letters-total", null)).isZero();
     }
 
     @Test

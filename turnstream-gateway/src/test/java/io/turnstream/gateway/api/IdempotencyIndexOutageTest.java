@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.turnstream.gateway.BrokerStack;
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.testsupport.UsesBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;

@@ -3,7 +3,6 @@ package io.turnstream.gateway.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.http.ApiError;
 import io.turnstream.gateway.turn.TurnPhase;
 import io.turnstream.gateway.turn.TurnStatus;
@@ -11,6 +10,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.ApprovalDecisions;
 import io.turnstream.gateway.loop.GatewayMetrics;
 import io.turnstream.gateway.loop.TurnRegistry;
@@ -15,6 +14,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

@@ -3,7 +3,6 @@ package io.turnstream.gateway.ownership;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnPublisher;
 import io.turnstream.gateway.loop.TurnRegistry;
@@ -22,6 +21,7 @@ import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TraceContext;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

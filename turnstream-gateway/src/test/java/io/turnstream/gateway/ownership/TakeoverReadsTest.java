@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.gateway.loop.TurnProgress;
 import io.turnstream.gateway.loop.TurnRegistry;
 import io.turnstream.gateway.provider.StepOutcome;
@@ -21,6 +20,7 @@ import io.turnstream.model.ToolResult;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -3,11 +3,11 @@ package io.turnstream.gateway.thread;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.turnstream.gateway.RegistryOutage;
 import io.turnstream.model.Json;
 import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
+import io.turnstream.schema.RegistryOutage;
 import io.turnstream.schema.SchemaRegistryException;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;

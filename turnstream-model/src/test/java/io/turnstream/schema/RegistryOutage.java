@@ -1,7 +1,6 @@
-package io.turnstream.gateway;
+package io.turnstream.schema;
 
 import io.turnstream.model.WireFormat;
-import io.turnstream.schema.SchemaRegistryException;
 import java.io.IOException;
 import java.net.ConnectException;
 
