@@ -94,6 +94,8 @@ public final class ToolExecutorService implements AutoCloseable {
     private long resumeFetchingAt = System.nanoTime();
     /** Why a tool-call record is to be read again (the schema registry cannot be reached), or null while it reads on. */
     private volatile SchemaRegistryException waitingFor;
+    /** The record {@link #waitingFor} is about, while there is one: the wait is over once it is read or no longer ours. */
+    private RecordPosition waitingAt;
     private int registryWaits;
 
     public ToolExecutorService(Settings settings, ToolRegistry registry) {
@@ -289,12 +291,31 @@ public final class ToolExecutorService implements AutoCloseable {
                 }
             }
         }
-        if (waitingFor != null && !records.isEmpty()) {
-            LOG.info("tool executor {} reads {} on: the schema registry answers again", config.instanceId(),
-                    topics.toolCalls());
-            waitingFor = null;
-            registryWaits = 0;
+        endRegistryWaitIfOver(records);
+    }
+
+    /**
+     * Ends the wait for the schema registry once the record it waits on was read (the poll, taken whole, holds records
+     * of its partition, which was sought back to that record) or once that partition is no longer this executor's (its
+     * new owner reads the record). Waiting for a record the next poll cannot bring would keep {@code /health} at 503
+     * while the partitions left stay idle.
+     */
+    private void endRegistryWaitIfOver(ConsumerRecords<String, byte[]> records) {
+        if (waitingAt == null) {
+            return;
         }
+        TopicPartition partition = waitingAt.partition();
+        if (!records.records(partition).isEmpty()) {
+            LOG.info("tool executor {} reads {} on: the schema registry answers again", config.instanceId(), partition);
+        } else if (!consumer.assignment().contains(partition)) {
+            LOG.info("tool executor {} no longer waits for the schema registry: {} is no longer its", config.instanceId(),
+                    partition);
+        } else {
+            return;
+        }
+        waitingFor = null;
+        waitingAt = null;
+        registryWaits = 0;
     }
 
     /** Seeks {@code failed} back to {@code offset}, and each partition the poll handed over after it to its first record. */
@@ -314,6 +335,7 @@ public final class ToolExecutorService implements AutoCloseable {
                     config.instanceId(), failed, offset, registry.getMessage());
         }
         waitingFor = registry;
+        waitingAt = new RecordPosition(failed, offset);
         holdFetching(++registryWaits);
     }
 

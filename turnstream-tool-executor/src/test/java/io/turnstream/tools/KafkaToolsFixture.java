@@ -103,8 +103,17 @@ final class KafkaToolsFixture implements AutoCloseable {
 
     /** As {@link #call}, with the call id given (another turn may use the same one). */
     String callWithId(String turnId, String callId, String tool, String arguments) {
-        produce(topics.toolCalls(), turnId, Json.toBytes(new ToolCall(callId, turnId, "thread-1", "run-1", "item-" + callId,
-                tool, Json.parseOrText(arguments), System.currentTimeMillis())));
+        return callOn(null, turnId, callId, tool, arguments);
+    }
+
+    /** As {@link #call}, on the given partition of llm.tool-calls whatever its turn id. */
+    String callOnPartition(int partition, String turnId, String tool, String arguments) {
+        return callOn(partition, turnId, name + "-call-" + calls.incrementAndGet(), tool, arguments);
+    }
+
+    private String callOn(Integer partition, String turnId, String callId, String tool, String arguments) {
+        produce(new ProducerRecord<>(topics.toolCalls(), partition, turnId, Json.toBytes(new ToolCall(callId, turnId,
+                "thread-1", "run-1", "item-" + callId, tool, Json.parseOrText(arguments), System.currentTimeMillis()))));
         return callId;
     }
 
@@ -117,8 +126,12 @@ final class KafkaToolsFixture implements AutoCloseable {
     }
 
     void produce(String topic, String key, byte[] value, Headers headers) {
+        produce(new ProducerRecord<>(topic, null, key, value, headers));
+    }
+
+    private void produce(ProducerRecord<String, byte[]> record) {
         try {
-            producer.send(new ProducerRecord<>(topic, null, key, value, headers)).get();
+            producer.send(record).get();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -11,21 +11,26 @@ import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
 import io.turnstream.runtime.PrometheusScrape;
+import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.schema.RegistryOutage;
 import io.turnstream.testsupport.UsesBroker;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.AfterEach;
@@ -114,10 +119,8 @@ class ToolExecutorServiceTest {
     @Test
     void aCallReadWhileTheSchemaRegistryCannotBeReachedRunsOnceTheRegistryIsBack(TestInfo test) throws Exception {
         given(test, 1);
-        Files.writeString(kafka.workspace.resolve("hello.txt"), "hello\n");
-        RegistryOutage wire = new RegistryOutage();
+        RegistryOutage wire = startOnAWireWithoutRegistry(kafka.settings());
         wire.down = true;
-        executor = new ToolExecutorService(kafka.settings(), ToolRegistry.installed(), wire).start();
 
         String call = kafka.call("turn-1", "read_file", "{\"path\": \"hello.txt\"}");
         await().until(() -> executor.waitingFor().isPresent());
@@ -129,6 +132,44 @@ class ToolExecutorServiceTest {
         assertThat(executor.stopped()).isNotDone();
         assertThat(kafka.awaitResultsOf(call, 1)).hasSize(1);
         assertThat(executor.metrics().value("dead-letters-total", null)).isZero();
+    }
+
+    /**
+     * The wait for the schema registry ends when the partition it waits on goes to another instance, though this one's
+     * partition left stays idle: before, it ended only once this executor read a record again, and {@code /health} was
+     * 503 until then.
+     */
+    @Test
+    void aRegistryWaitEndsWhenThePartitionItWaitsOnGoesToAnotherInstance(TestInfo test) throws Exception {
+        given(test, 2);
+        // assigned by range, static members in the order of their instance ids: this one keeps partition 0
+        RegistryOutage wire = startOnAWireWithoutRegistry(rangeAssigned(kafka.settings()));
+        wire.down = true;
+        String call = kafka.callOnPartition(1, "turn-1", "read_file", "{\"path\": \"hello.txt\"}");
+        await().until(() -> executor.waitingFor().isPresent());
+
+        Settings other = rangeAssigned(kafka.settings("instance-id", kafka.name + "-instance-b"));
+        try (ToolExecutorService takingPartition1 = new ToolExecutorService(other, ToolRegistry.installed()).start()) {
+            assertThat(kafka.awaitResult(call).output().asText()).as("answered by the instance partition 1 went to")
+                    .isEqualTo("hello\n");
+            await().until(() -> executor.waitingFor().isEmpty());
+        }
+        assertThat(wire.down).as("with the registry still away for this executor").isTrue();
+        assertThat(executor.stopped()).isNotDone();
+    }
+
+    /** Starts the executor on a wire whose schema registry a test can take away, with hello.txt in its workspace to read. */
+    private RegistryOutage startOnAWireWithoutRegistry(Settings settings) throws IOException {
+        Files.writeString(kafka.workspace.resolve("hello.txt"), "hello\n");
+        RegistryOutage wire = new RegistryOutage();
+        executor = new ToolExecutorService(settings, ToolRegistry.installed(), wire).start();
+        return wire;
+    }
+
+    private static Settings rangeAssigned(Settings settings) {
+        Properties props = settings.all();
+        props.setProperty(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName());
+        return Settings.of(props);
     }
 
     @Test
