@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -82,13 +83,15 @@ public final class ToolExecutorCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** Up while the executor's loop runs. */
-    /** Live while it runs; not ready while it waits for the schema registry to read the tool calls. */
+    /**
+     * Live while it runs; not ready while it waits for the schema registry to read the tool calls or to publish results,
+     * each named with the registry's failure.
+     */
     private static HealthServer.Status running(ToolExecutorService service) {
         boolean up = !service.stopped().isDone();
-        return service.waitingFor()
-                .map(registry -> new HealthServer.Status(false, up, Map.<String, Object>of("tool-calls",
-                        "waiting for the schema registry: " + registry.getMessage())))
-                .orElseGet(() -> new HealthServer.Status(up, up, Map.of()));
+        Map<String, Object> waits = new TreeMap<>();
+        service.waitingFor().forEach((holding, registry) ->
+                waits.put(holding, "waiting for the schema registry: " + registry.getMessage()));
+        return new HealthServer.Status(up && waits.isEmpty(), up, waits);
     }
 }

@@ -16,7 +16,6 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -60,6 +59,8 @@ final class ResultOutbox {
     private final WireFormat wire;
     private final CallLedger ledger;
     private final Queue<Outgoing> outgoing = new ConcurrentLinkedQueue<>();
+    /** A batch that could not be written for now, published before anything added since; the loop's only. */
+    private final List<Outgoing> putBack = new ArrayList<>();
     /** The trace context of each call read and not yet answered, copied onto its result's headers. */
     private final Map<RecordPosition, TraceContext> traces = new ConcurrentHashMap<>();
 
@@ -82,31 +83,40 @@ final class ResultOutbox {
         }
     }
 
-    /** Everything added so far, oldest first; the outbox is empty after. */
+    /** Everything added so far, oldest first (a batch put back first of all); the outbox is empty after. */
     List<Outgoing> takeAll() {
-        List<Outgoing> batch = new ArrayList<>();
+        List<Outgoing> batch = new ArrayList<>(putBack);
+        putBack.clear();
         for (Outgoing item; (item = outgoing.poll()) != null; ) {
             batch.add(item);
         }
         return batch;
     }
 
-    /** Sends the records of one item (inside the caller's transaction). */
-    void send(Outgoing item, Producer<String, byte[]> producer) {
+    /** A batch taken that could not be written for now: {@link #takeAll()} gives it again, before what came since. */
+    void putBack(List<Outgoing> batch) {
+        putBack.addAll(0, batch);
+    }
+
+    /**
+     * The records of one item, for the caller's transaction.
+     *
+     * @throws io.turnstream.schema.SchemaRegistryException on Avro, when a schema to register cannot be for now
+     */
+    List<ProducerRecord<String, byte[]>> records(Outgoing item) {
         if (item instanceof Answer answer) {
             ProducerRecord<String, byte[]> result = new ProducerRecord<>(topics.toolResults(), answer.call().turnId(),
                     wire.write(topics.toolResults(), answer.result()));
-            // kept until the transaction commits: a failed one may be published again
+            // kept until the transaction commits: a batch put back is written again
             TraceContext trace = traces.get(answer.position());
             if (trace != null) {
                 trace.addTo(result.headers());
             }
-            producer.send(result);
-            producer.send(ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
+            return List.of(result, ledger.record(answer.call(), answer.position(), CallLedger.Mark.COMPLETED));
         } else if (item instanceof StartMarker marker) {
-            producer.send(ledger.record(marker.call().call, marker.position(), CallLedger.Mark.STARTED));
+            return List.of(ledger.record(marker.call().call, marker.position(), CallLedger.Mark.STARTED));
         } else if (item instanceof ControlNotice notice) {
-            producer.send(new ProducerRecord<>(topics.control(), notice.call().turnId(),
+            return List.of(new ProducerRecord<>(topics.control(), notice.call().turnId(),
                     wire.write(topics.control(), notice.message())));
         } else if (item instanceof DeadLetter letter) {
             ConsumerRecord<String, byte[]> source = letter.record();
@@ -114,8 +124,9 @@ final class ResultOutbox {
             record.headers().add(new RecordHeader(DeadLetterHeaders.REASON, letter.reason().getBytes(StandardCharsets.UTF_8)));
             record.headers().add(new RecordHeader(DeadLetterHeaders.SOURCE,
                     (source.topic() + "-" + source.partition() + "@" + source.offset()).getBytes(StandardCharsets.UTF_8)));
-            producer.send(record);
+            return List.of(record);
         }
+        throw new IllegalArgumentException("not an outgoing item: " + item);
     }
 
     /** An answer's transaction committed: its trace context is no longer needed. */
@@ -126,12 +137,14 @@ final class ResultOutbox {
     /** Partitions no longer ours: their pending items are the next owner's. */
     void forget(Collection<TopicPartition> partitions) {
         outgoing.removeIf(item -> partitions.contains(item.position().partition()));
+        putBack.removeIf(item -> partitions.contains(item.position().partition()));
         traces.keySet().removeIf(position -> partitions.contains(position.partition()));
     }
 
     /** After a rewind everything is read and answered again. */
     void clear() {
         outgoing.clear();
+        putBack.clear();
         traces.clear();
     }
 }

@@ -9,6 +9,7 @@ import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -42,15 +43,13 @@ final class ResultTransactions implements AutoCloseable {
     }
 
     /**
-     * Publishes {@code batch} and commits {@code offsets} in one transaction. Throws a {@link KafkaException}
+     * Publishes {@code records} and commits {@code offsets} in one transaction. Throws a {@link KafkaException}
      * when it failed: then nothing of it is visible and {@link #abort()} must follow.
      */
-    void publish(List<ResultOutbox.Outgoing> batch, ResultOutbox outbox, Map<TopicPartition, OffsetAndMetadata> offsets,
+    void publish(List<ProducerRecord<String, byte[]>> records, Map<TopicPartition, OffsetAndMetadata> offsets,
                  ConsumerGroupMetadata group) {
         producer.beginTransaction();
-        for (ResultOutbox.Outgoing item : batch) {
-            outbox.send(item, producer);
-        }
+        records.forEach(producer::send);
         if (!offsets.isEmpty()) {
             producer.sendOffsetsToTransaction(offsets, group);
         }

@@ -14,17 +14,19 @@ import io.turnstream.schema.WireFormats;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -92,11 +94,13 @@ public final class ToolExecutorService implements AutoCloseable {
     private long nextSweep = System.nanoTime();
     private int failuresInARow;
     private long resumeFetchingAt = System.nanoTime();
-    /** Why a tool-call record is to be read again (the schema registry cannot be reached), or null while it reads on. */
-    private volatile SchemaRegistryException waitingFor;
-    /** The record {@link #waitingFor} is about, while there is one: the wait is over once it is read or no longer ours. */
+    private long resumePublishingAt = System.nanoTime();
+    /** A tool-call record to read again once the schema registry answers. */
+    private final RegistryWait reading;
+    /** The record {@link #reading} waits on, while it waits: the wait is over once it is read or no longer ours. */
     private RecordPosition waitingAt;
-    private int registryWaits;
+    /** Results (and notices) to publish again once the schema registry answers: on Avro, their schema is registered on first write. */
+    private final RegistryWait publishing;
 
     public ToolExecutorService(Settings settings, ToolRegistry registry) {
         this(settings, registry, WireFormats.from(settings));
@@ -112,6 +116,8 @@ public final class ToolExecutorService implements AutoCloseable {
         this.clock = settings.clock();
         this.ledger = new CallLedger(config.ledgerTopic(), clock);
         this.outbox = new ResultOutbox(topics, config.deadLetterTopic(), wire, ledger);
+        this.reading = new RegistryWait(config.instanceId(), "tool-calls");
+        this.publishing = new RegistryWait(config.instanceId(), "tool-results");
         this.fencing = new ProducerFencing(config.instanceId(), ProducerFencing.ofGroup(settings.kafkaProperties(), config.groupId()));
         if (settings.bootstrapServers() == null) {
             throw new IllegalArgumentException("the tool executor needs bootstrap servers (--bootstrap-servers or "
@@ -187,11 +193,16 @@ public final class ToolExecutorService implements AutoCloseable {
     }
 
     /**
-     * Why the executor reads a tool-call record again after a backoff instead of taking it (a schema registry that
-     * cannot be reached); empty while it reads on.
+     * What the executor holds back while the schema registry cannot be reached, with why: {@code tool-calls} when it
+     * reads a tool-call record again after a backoff instead of taking it, {@code tool-results} when it publishes
+     * results again after a backoff; empty while it does neither.
      */
-    public Optional<SchemaRegistryException> waitingFor() {
-        return Optional.ofNullable(waitingFor);
+    public Map<String, SchemaRegistryException> waitingFor() {
+        Map<String, SchemaRegistryException> waits = new TreeMap<>();
+        for (RegistryWait wait : List.of(reading, publishing)) {
+            wait.cause().ifPresent(cause -> waits.put(wait.holding(), cause));
+        }
+        return waits;
     }
 
     /** Completes when the service stops: normally after {@link #close()}, exceptionally when it failed. */
@@ -306,16 +317,13 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         TopicPartition partition = waitingAt.partition();
         if (!records.records(partition).isEmpty()) {
-            LOG.info("tool executor {} reads {} on: the schema registry answers again", config.instanceId(), partition);
+            reading.over("it reads " + partition + " on");
         } else if (!consumer.assignment().contains(partition)) {
-            LOG.info("tool executor {} no longer waits for the schema registry: {} is no longer its", config.instanceId(),
-                    partition);
+            reading.over(partition + " is no longer its");
         } else {
             return;
         }
-        waitingFor = null;
         waitingAt = null;
-        registryWaits = 0;
     }
 
     /** Seeks {@code failed} back to {@code offset}, and each partition the poll handed over after it to its first record. */
@@ -330,13 +338,8 @@ public final class ToolExecutorService implements AutoCloseable {
                 consumer.seek(partition, records.records(partition).get(0).offset());
             }
         }
-        if (waitingFor == null) {
-            LOG.warn("tool executor {} cannot read {} at offset {} for now and reads it again after a backoff: {}",
-                    config.instanceId(), failed, offset, registry.getMessage());
-        }
-        waitingFor = registry;
         waitingAt = new RecordPosition(failed, offset);
-        holdFetching(++registryWaits);
+        holdFetching(reading.failed(registry, "read " + failed + " at offset " + offset));
     }
 
     private ConsumerRecords<String, byte[]> poll() {
@@ -348,21 +351,32 @@ public final class ToolExecutorService implements AutoCloseable {
         }
     }
 
-    /** Publishes everything ready in one transaction with the offsets it completes; rewinds when that fails. */
+    /**
+     * Publishes everything ready in one transaction with the offsets it completes; rewinds when that fails. Nothing is
+     * published while it waits for the schema registry to write a batch: not even offsets, which would count that
+     * batch's calls as answered.
+     */
     private void flush() {
+        if (System.nanoTime() - resumePublishingAt < 0) {
+            return;
+        }
         List<ResultOutbox.Outgoing> batch = outbox.takeAll();
+        // a call dropped or aborted before its started marker went out never runs: no marker for it
+        batch.removeIf(item -> item instanceof ResultOutbox.StartMarker marker && marker.call().resolved());
+        List<ProducerRecord<String, byte[]>> records = encode(batch);
+        if (records == null) {
+            return;
+        }
         for (ResultOutbox.Outgoing item : batch) {
             if (item instanceof ResultOutbox.Answer || item instanceof ResultOutbox.DeadLetter) {
                 offsets.answered(item.position());
             }
         }
-        // a call dropped or aborted before its started marker went out never runs: no marker for it
-        batch.removeIf(item -> item instanceof ResultOutbox.StartMarker marker && marker.call().resolved());
         Map<TopicPartition, OffsetAndMetadata> commit = offsets.committable();
         if (batch.isEmpty() && commit.isEmpty()) {
             return;
         }
-        if (!publish(batch, commit)) {
+        if (!publish(records, partitionsOf(batch), commit)) {
             return;
         }
         failuresInARow = 0;
@@ -390,10 +404,11 @@ public final class ToolExecutorService implements AutoCloseable {
      * items are of (the last committed one where it did not move), so the group coordinator checks that this consumer
      * still owns each of them: if another instance does, the transaction fails and nothing of it is visible.
      */
-    private boolean publish(List<ResultOutbox.Outgoing> batch, Map<TopicPartition, OffsetAndMetadata> commit) {
+    private boolean publish(List<ProducerRecord<String, byte[]>> records, Set<TopicPartition> itemsOf,
+                            Map<TopicPartition, OffsetAndMetadata> commit) {
         KafkaException failure;
         try {
-            transactions.publish(batch, outbox, commit, consumer.groupMetadata());
+            transactions.publish(records, commit, consumer.groupMetadata());
             return true;
         } catch (FencedInstanceIdException e) {
             throw e;
@@ -404,11 +419,10 @@ public final class ToolExecutorService implements AutoCloseable {
         if (Failures.epochBumped(failure)) {
             LOG.warn("a transaction of tool executor {} ({} result(s), mark(s) or notice(s)) failed on a bumped producer "
                     + "epoch ({}), as when the transaction coordinator aborts one open past {}; publishing it again in a new "
-                    + "transaction", config.instanceId(), batch.size(), failure.toString(),
+                    + "transaction", config.instanceId(), records.size(), failure.toString(),
                     ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
             try {
-                transactions.publish(batch, outbox, offsets.coveringEach(commit, partitionsOf(batch)),
-                        consumer.groupMetadata());
+                transactions.publish(records, offsets.coveringEach(commit, itemsOf), consumer.groupMetadata());
                 return true;
             } catch (FencedInstanceIdException e) {
                 throw e;
@@ -419,6 +433,30 @@ public final class ToolExecutorService implements AutoCloseable {
         }
         rewind(failure, fenced);
         return false;
+    }
+
+    /**
+     * The records of the batch, or null when the schema registry cannot be reached to write them (on Avro, a result or
+     * notice whose schema is not registered yet). Written before the transaction begins, so such a failure leaves
+     * nothing to abort: the batch goes back to the outbox, whole and in order, and is published after a backoff that
+     * grows while the registry stays away. The executor goes on meanwhile, and no result is lost or written twice.
+     */
+    private List<ProducerRecord<String, byte[]>> encode(List<ResultOutbox.Outgoing> batch) {
+        List<ProducerRecord<String, byte[]>> records = new ArrayList<>();
+        try {
+            batch.forEach(item -> records.addAll(outbox.records(item)));
+        } catch (RuntimeException e) {
+            SchemaRegistryException registry = Failures.registryFailure(e);
+            if (registry == null) {
+                throw e;
+            }
+            outbox.putBack(batch);
+            resumePublishingAt = backoffDeadline(publishing.failed(registry, "publish " + batch.size() + " result(s), "
+                    + "mark(s) or notice(s)"));
+            return null;
+        }
+        publishing.over("it publishes results again");
+        return records;
     }
 
     private static Set<TopicPartition> partitionsOf(List<ResultOutbox.Outgoing> batch) {
@@ -467,7 +505,12 @@ public final class ToolExecutorService implements AutoCloseable {
 
     /** Holds fetching for a while (still polling, so the group membership stays), longer after each failure in a row. */
     private void holdFetching(int failures) {
-        resumeFetchingAt = System.nanoTime()
+        resumeFetchingAt = backoffDeadline(failures);
+    }
+
+    /** When to try again after this many failures in a row, in {@link System#nanoTime()}: 200 ms doubling up to 30 s. */
+    private static long backoffDeadline(int failures) {
+        return System.nanoTime()
                 + Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), 100L << Math.min(failures, 10))).toNanos();
     }
 
@@ -488,9 +531,13 @@ public final class ToolExecutorService implements AutoCloseable {
         transactions.renew();
     }
 
-    /** Pauses the tool-call partitions while too many calls are held; polling goes on, so the group never times out. */
+    /**
+     * Pauses the tool-call partitions while too many calls are held, and while results cannot be published (calls read
+     * meanwhile would run with nowhere to put their results); polling goes on, so the group never times out.
+     */
     private void applyBackpressure() {
-        if (closing || System.nanoTime() - resumeFetchingAt < 0 || scheduler.unresolved() >= config.maxInFlight()) {
+        if (closing || System.nanoTime() - resumeFetchingAt < 0 || scheduler.unresolved() >= config.maxInFlight()
+                || publishing.cause().isPresent()) {
             consumer.pause(consumer.assignment());
         } else if (!consumer.paused().isEmpty()) {
             consumer.resume(consumer.paused());

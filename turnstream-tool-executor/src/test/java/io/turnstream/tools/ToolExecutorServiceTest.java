@@ -123,7 +123,7 @@ class ToolExecutorServiceTest {
         wire.down = true;
 
         String call = kafka.call("turn-1", "read_file", "{\"path\": \"hello.txt\"}");
-        await().until(() -> executor.waitingFor().isPresent());
+        await().until(() -> executor.waitingFor().containsKey("tool-calls"));
         assertThat(kafka.answered(call)).as("not answered while it cannot be read").isFalse();
 
         wire.down = false;
@@ -132,6 +132,33 @@ class ToolExecutorServiceTest {
         assertThat(executor.stopped()).isNotDone();
         assertThat(kafka.awaitResultsOf(call, 1)).hasSize(1);
         assertThat(executor.metrics().value("dead-letters-total", null)).isZero();
+    }
+
+    /**
+     * A result that cannot be written while the schema registry cannot be reached (on Avro, its schema is registered on
+     * first write) does not stop the executor (before, it stopped "by an unexpected failure"): it is published after a
+     * backoff, the executor not ready meanwhile, once and as its one run's result, even of a call that must not run twice.
+     */
+    @Test
+    void aResultWrittenWhileTheSchemaRegistryCannotBeReachedIsPublishedOnceTheRegistryIsBack(TestInfo test) {
+        given(test, 1);
+        RegistryOutage wire = new RegistryOutage();
+        executor = new ToolExecutorService(kafka.settings(), ToolRegistry.of(List.of(tools.write)), wire).start();
+        wire.writesDown = true;
+        tools.open("w");
+
+        String call = kafka.call("turn-1", "write", named("w"));
+        await().until(() -> tools.events.contains("end w"));
+        await().until(() -> executor.waitingFor().containsKey("tool-results"));
+        assertThat(kafka.answered(call)).as("not published while it cannot be written").isFalse();
+
+        wire.writesDown = false;
+        ToolResult result = kafka.awaitResult(call);
+        assertThat(result.output().asText()).as("its one run's result, not OUTCOME_UNKNOWN").isEqualTo("done w");
+        await().until(() -> executor.waitingFor().isEmpty());
+        assertThat(executor.stopped()).isNotDone();
+        assertThat(tools.events).as("run once").containsExactly("start w", "end w");
+        assertThat(kafka.awaitResultsOf(call, 1)).hasSize(1);
     }
 
     /**
@@ -146,7 +173,7 @@ class ToolExecutorServiceTest {
         RegistryOutage wire = startOnAWireWithoutRegistry(rangeAssigned(kafka.settings()));
         wire.down = true;
         String call = kafka.callOnPartition(1, "turn-1", "read_file", "{\"path\": \"hello.txt\"}");
-        await().until(() -> executor.waitingFor().isPresent());
+        await().until(() -> executor.waitingFor().containsKey("tool-calls"));
 
         Settings other = rangeAssigned(kafka.settings("instance-id", kafka.name + "-instance-b"));
         try (ToolExecutorService takingPartition1 = new ToolExecutorService(other, ToolRegistry.installed()).start()) {
