@@ -101,8 +101,7 @@ public class HotPathBenchmark {
             buffer.drop(handle++);
             appended = 0;
         }
-        buffer.append(handle, "the quick br");
-        return buffer.codePoints(handle);
+        return buffer.append(handle, "the quick br");
     }
 
     /** The check every delta makes, as one item grows 3 tokens a delta to 100,000 tokens (then starts over). */

@@ -59,11 +59,12 @@ final class ItemBuffer {
         }
     }
 
-    void append(long handle, String delta) {
-        if (delta.isEmpty()) {
-            return;
-        }
+    /** Adds the delta to the item's content; returns the content's length in code points, the delta's included. */
+    long append(long handle, String delta) {
         Stats s = stats(handle);
+        if (delta.isEmpty()) {
+            return s.codePoints;
+        }
         if (!s.hasUnwritten()) {
             s.startChunk();
             if (deferring) {
@@ -76,6 +77,7 @@ final class ItemBuffer {
         if (!deferring) {
             writeChunks(s);
         }
+        return s.codePoints;
     }
 
     /** Writes every chunk not written yet to the store, closing them; runs just before each commit. */

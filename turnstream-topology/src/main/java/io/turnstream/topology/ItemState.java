@@ -4,7 +4,7 @@ import io.turnstream.model.ItemType;
 
 /**
  * What the topology remembers of one open item, keyed by run id and item id in the {@code items}
- * store. The content itself lives in {@link ItemBuffer}; this record changes only when the item
+ * store. The content itself lives in {@link ItemBuffer}; this record is stored only when the item
  * emits or arms its batch timer, never per delta.
  */
 final class ItemState {
@@ -31,6 +31,13 @@ final class ItemState {
     /** Where the sent text ends in the item's chunks (see {@link ItemBuffer.Cursor}). */
     int appendedChunk;
     int appendedChars;
+    /**
+     * Wall-clock time of the item's last delta, in memory only ({@code transient}: not stored), so a
+     * delta writes nothing: the batch timer, armed once, is pushed back to "last delta + timeout" when
+     * it falls due after a later delta. 0 on an object read from the store (after a restore, or once
+     * the cache let it go): no recent delta, so the timer emits what is pending.
+     */
+    transient long lastDeltaMs;
 
     /** What an item emits, and when. */
     enum Mode {

@@ -25,9 +25,7 @@ import io.turnstream.runtime.TenantClaims;
 import io.turnstream.topology.DeadlineQueue.Deadline;
 import io.turnstream.topology.DeadlineQueue.Kind;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.header.Headers;
 
@@ -78,12 +76,6 @@ final class TurnMachine {
     private final UpsertEmitter emitter;
     private final ItemAppends appends;
     private final LongSupplier clock;
-    /**
-     * Wall-clock time of the last event per turn and of the last delta per item. Kept in memory
-     * only, so deltas never write to the changelog: deadlines are armed once and, when they fall due,
-     * pushed back to "last activity + timeout" if there was activity since.
-     */
-    private final Map<String, Long> lastActivity = new HashMap<>();
     /** Whether the first tick armed the appends of every open item (see {@link ItemAppends}). */
     private boolean openItemsArmed;
     /** The offset of the event being applied: an item started by it takes it as its handle. */
@@ -137,7 +129,7 @@ final class TurnMachine {
                 if (start) {
                     return new Rejection("duplicate response_start", turn.turnId);
                 }
-                lastActivity.put(runId, now());
+                turn.lastEventMs = now();
                 String rejected = apply(turn, event.payload());
                 return rejected == null ? null : new Rejection(rejected, turn.turnId);
             }
@@ -146,7 +138,6 @@ final class TurnMachine {
 
     /** Forgets what is kept in memory only; the processor calls it when its task closes. */
     void close() {
-        lastActivity.clear();
         buffer.forgetCache();
     }
 
@@ -188,7 +179,7 @@ final class TurnMachine {
         turn.tenantClaim = TenantClaims.claimIn(headers);
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
-        lastActivity.put(runId, now());
+        turn.lastEventMs = now();
         emitter.emit(turn, new UITurnEvent(UiPayloadType.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
                 turn.providerId, null, null, null, turn.tenantId));
         turns.put(runId, turn);
@@ -237,13 +228,13 @@ final class TurnMachine {
         if (delta.deltaContent() == null || delta.deltaContent().isEmpty()) {
             return null;
         }
-        buffer.append(item.handle, delta.deltaContent());
-        lastActivity.put(key, now());
+        long codePoints = buffer.append(item.handle, delta.deltaContent());
+        item.lastDeltaMs = now();
         appends.textAdded(key, item);
         if (!item.emitsWhileStreaming()) {
             return null;
         }
-        long tokens = GradientBatcher.estimateTokens(buffer.codePoints(item.handle));
+        long tokens = GradientBatcher.estimateTokens(codePoints);
         if (!item.createdEmitted()) {
             emitStreaming(turn, item, ChangeType.CREATED);
         } else if (batcher.reached(tokens, GradientBatcher.estimateTokens(item.emittedCodePoints), item.thresholdIndex)) {
@@ -384,7 +375,6 @@ final class TurnMachine {
         deadlines.schedule(now() + config.itemStateRetentionMs(), Kind.TOMBSTONE,
                 UpsertEmitter.itemStateKeys(turn));
         turns.put(turn.runId, marker);
-        lastActivity.remove(turn.runId);
         return null;
     }
 
@@ -396,7 +386,6 @@ final class TurnMachine {
         }
         appends.disarm(key);
         items.delete(key);
-        lastActivity.remove(key);
         turn.finishedItems.add(item.itemId);
         turn.withdrawable.put(item.itemId, new TurnState.FinishedItem(item.itemType.uiType(), item.version, item.callId));
     }
@@ -448,9 +437,8 @@ final class TurnMachine {
             return;
         }
         TurnState turn = turns.get(runIdOf(deadline.target()));
-        Long lastDelta = lastActivity.get(deadline.target());
-        if (lastDelta != null && lastDelta + config.batchTimeoutMs() > nowMs) {
-            item.timerDueMs = lastDelta + config.batchTimeoutMs();
+        if (item.lastDeltaMs + config.batchTimeoutMs() > nowMs) {
+            item.timerDueMs = item.lastDeltaMs + config.batchTimeoutMs();
             deadlines.schedule(item.timerDueMs, Kind.BATCH, deadline.target());
         } else {
             item.timerDueMs = 0;
@@ -480,7 +468,7 @@ final class TurnMachine {
             return;
         }
         // Activity is not persisted: after a restart the turn gets a full idle period again.
-        long lastEvent = lastActivity.getOrDefault(turn.runId, nowMs);
+        long lastEvent = turn.lastEventMs != 0 ? turn.lastEventMs : nowMs;
         if (lastEvent + config.idleTimeoutMs() > nowMs) {
             turn.idleDueMs = lastEvent + config.idleTimeoutMs();
             deadlines.schedule(turn.idleDueMs, Kind.IDLE, turn.runId);

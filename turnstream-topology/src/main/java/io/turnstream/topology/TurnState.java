@@ -33,6 +33,13 @@ final class TurnState {
     /** The last {@code seq} on {@code llm.item-appends}, a sequence of its own. */
     long appendSeq;
     long idleDueMs;
+    /**
+     * Wall-clock time of the turn's last event, in memory only ({@code transient}: not stored), so an
+     * event writes nothing: the idle deadline, armed once, is pushed back to "last event + timeout" when
+     * it falls due after a later event. 0 on an object read from the store (after a restore, or once
+     * the cache let it go): the turn gets a full idle period from then.
+     */
+    transient long lastEventMs;
     boolean closed;
     long forgetAtMs;
     /**

@@ -104,6 +104,45 @@ class TurnMachineTest {
     }
 
     @Test
+    void aDeltaAfterTheBatchTimerWasArmedPushesItBackToTheLastDeltaPlusTheTimeout() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Hello"));
+        feed(delta("msg", " again"));
+        long armedDueMs = nowMs + config.batchTimeoutMs();
+        nowMs += config.batchTimeoutMs() / 2;
+        feed(delta("msg", " and again"));
+
+        nowMs = armedDueMs;
+        machine.onTick(nowMs);
+        assertThat(upserts()).containsExactly("turn_started", "message created v1 origin=agent \"Hello\"");
+
+        nowMs += config.batchTimeoutMs() / 2;
+        machine.onTick(nowMs);
+        assertThat(upserts()).containsExactly(
+                "turn_started",
+                "message created v1 origin=agent \"Hello\"",
+                "message updated v2 origin=agent \"Hello again and again\"");
+    }
+
+    @Test
+    void anEventBeforeTheIdleDeadlinePushesItBackToTheLastEventPlusTheTimeout() {
+        feed(responseStart("turn-1", "anthropic"));
+        long firstDueMs = nowMs + config.idleTimeoutMs();
+        nowMs += config.idleTimeoutMs() / 2;
+        feed(itemStart("msg", "message"));
+
+        nowMs = firstDueMs;
+        machine.onTick(nowMs);
+        assertThat(upserts()).containsExactly("turn_started");
+
+        nowMs += config.idleTimeoutMs() / 2;
+        machine.onTick(nowMs);
+        assertThat(upserts()).containsExactly("turn_started", "message completed v1 origin=agent \"\"",
+                "turn_error TURN_TIMEOUT: no event for " + config.idleTimeoutMs() + " ms");
+    }
+
+    @Test
     void aTurnClosedByItsIdleTimeoutReportsWhatItsCompletedStepsUsed() {
         feed(responseStart("turn-1", "anthropic"));
         feed(stepCompleted(1, new StreamPayload.Usage(100, 20, 120, null, null, null, 0.5)));
