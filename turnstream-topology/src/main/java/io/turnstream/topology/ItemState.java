@@ -38,6 +38,12 @@ final class ItemState {
      * the cache let it go): no recent delta, so the timer emits what is pending.
      */
     transient long lastDeltaMs;
+    /**
+     * Whether this object's item is among {@link ItemAppends}' armed ones, in memory only: the deltas after the
+     * first of a tick then look nothing up. False on an object read from the store, which only costs the next
+     * delta a lookup that finds the item armed.
+     */
+    transient boolean appendArmed;
 
     /** What an item emits, and when. */
     enum Mode {

@@ -452,6 +452,9 @@ final class TurnMachine {
 
     private void sendAppend(String itemKey) {
         ItemState item = items.get(itemKey);
+        if (item != null) {
+            appends.taken(item);
+        }
         TurnState turn = item == null ? null : turns.get(runIdOf(itemKey));
         if (turn == null || turn.closed) {
             return;
