@@ -180,6 +180,7 @@ final class TurnMachine {
         turn.idleDueMs = now() + config.idleTimeoutMs();
         deadlines.schedule(turn.idleDueMs, Kind.IDLE, runId);
         turn.lastEventMs = now();
+        turn.openItems = 0;
         emitter.emit(turn, new UITurnEvent(UiPayloadType.TURN_STARTED, turn.turnId, turn.threadId, turn.modelId,
                 turn.providerId, null, null, null, turn.tenantId));
         turns.put(runId, turn);
@@ -216,6 +217,7 @@ final class TurnMachine {
             turns.put(turn.runId, turn);
         }
         items.put(key, item);
+        turn.itemOpened();
         return null;
     }
 
@@ -353,7 +355,7 @@ final class TurnMachine {
      * deletes the turn's state, leaving a marker until the closed-turn retention ends.
      */
     private String closeTurn(TurnState turn, UITurnEvent closing) {
-        for (ItemState item : openItems(turn.runId)) {
+        for (ItemState item : openItems(turn)) {
             if (!(item.mode() == ItemState.Mode.HELD && buffer.codePoints(item.handle) == 0)) {
                 String content = buffer.content(item.handle);
                 // Flushed at close, a call may be truncated: it is shown, never executed.
@@ -386,6 +388,7 @@ final class TurnMachine {
         }
         appends.disarm(key);
         items.delete(key);
+        turn.itemFinished();
         turn.finishedItems.add(item.itemId);
         turn.withdrawable.put(item.itemId, new TurnState.FinishedItem(item.itemType.uiType(), item.version, item.callId));
     }
@@ -488,8 +491,11 @@ final class TurnMachine {
         }
     }
 
-    private List<ItemState> openItems(String runId) {
-        List<ItemState> open = items.withKeyPrefix(runId + KEY_SEPARATOR);
+    private List<ItemState> openItems(TurnState turn) {
+        if (turn.hasNoOpenItems()) {
+            return List.of();
+        }
+        List<ItemState> open = items.withKeyPrefix(turn.runId + KEY_SEPARATOR);
         open.sort(Comparator.comparingLong(item -> item.handle));
         return open;
     }

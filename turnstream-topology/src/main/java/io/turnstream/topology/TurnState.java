@@ -40,6 +40,14 @@ final class TurnState {
      * the cache let it go): the turn gets a full idle period from then.
      */
     transient long lastEventMs;
+    /**
+     * How many of the turn's items are open (in the {@code items} store), in memory only, or {@link #UNCOUNTED} on an
+     * object read from the store (after a restore, or once the cache let it go), where only a scan can tell. A
+     * turn whose items all finished then closes without a scan of the store, which writes every pending state
+     * change first: profiled, that scan per closing turn was 2.2% of the flood's stream thread, and its writes
+     * were the commit's, done once per turn instead of once per commit.
+     */
+    transient int openItems = UNCOUNTED;
     boolean closed;
     long forgetAtMs;
     /**
@@ -75,6 +83,27 @@ final class TurnState {
             this.version = version;
             this.callId = callId;
         }
+    }
+
+    static final int UNCOUNTED = -1;
+
+    /** An item of the turn was put in the store. */
+    void itemOpened() {
+        if (openItems != UNCOUNTED) {
+            openItems++;
+        }
+    }
+
+    /** An item of the turn was deleted from the store. */
+    void itemFinished() {
+        if (openItems > 0) {
+            openItems--;
+        }
+    }
+
+    /** Whether the turn is known to have no open item: no scan of the store needed to find them. */
+    boolean hasNoOpenItems() {
+        return openItems == 0;
     }
 
     long nextSeq() {

@@ -15,6 +15,7 @@ class StateSerdeTest {
         turn.runId = "run-1";
         turn.seq = 4;
         turn.lastEventMs = 1_700_000_000_000L;
+        turn.openItems = 2;
         byte[] storedTurn = turns.serializer().serialize("turns", turn);
         TurnState readTurn = turns.deserializer().deserialize("turns", storedTurn);
 
@@ -29,6 +30,8 @@ class StateSerdeTest {
         assertThat(new String(storedTurn, StandardCharsets.UTF_8)).doesNotContain("lastEventMs");
         assertThat(readTurn.seq).isEqualTo(4);
         assertThat(readTurn.lastEventMs).isZero();
+        assertThat(new String(storedTurn, StandardCharsets.UTF_8)).doesNotContain("openItems");
+        assertThat(readTurn.openItems).as("read back: uncounted").isEqualTo(TurnState.UNCOUNTED);
         assertThat(new String(storedItem, StandardCharsets.UTF_8)).doesNotContain("lastDeltaMs");
         assertThat(readItem.version).isEqualTo(2);
         assertThat(readItem.lastDeltaMs).isZero();

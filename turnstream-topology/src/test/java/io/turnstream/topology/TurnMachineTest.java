@@ -1,5 +1,6 @@
 package io.turnstream.topology;
 
+import static io.turnstream.topology.Events.cancelled;
 import static io.turnstream.topology.Events.delta;
 import static io.turnstream.topology.Events.done;
 import static io.turnstream.topology.Events.functionCallDone;
@@ -143,6 +144,35 @@ class TurnMachineTest {
     }
 
     @Test
+    void aTurnReadBackFromTheStoreStillFlushesItsOpenItemsWhenItCloses() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Hello"));
+        for (int i = 0; i < 150; i++) {
+            // more turns than the cache holds (100): turn-1's state is let go and read back, its open items uncounted
+            feed("run-other-" + i, responseStart("turn-other-" + i, "anthropic"));
+        }
+        feed(delta("msg", " world"));
+        feed(responseDone(ResponseStatus.COMPLETE));
+
+        assertThat(upserts()).endsWith("message completed v2 origin=agent \"Hello world\"", "turn_completed complete");
+    }
+
+    @Test
+    void anItemStillOpenWhenTheOthersFinishedIsFlushedWhenTheTurnCloses() {
+        feed(responseStart("turn-1", "anthropic"));
+        feed(itemStart("msg", "message"));
+        feed(delta("msg", "Hello"));
+        feed(itemStart("rs", "reasoning"));
+        feed(cancelled("rs"));
+        feed(itemStart("msg-2", "message"));
+        feed(done("msg-2"));
+        feed(responseDone(ResponseStatus.COMPLETE));
+
+        assertThat(upserts()).endsWith("message completed v2 origin=agent \"Hello\"", "turn_completed complete");
+    }
+
+    @Test
     void aTurnClosedByItsIdleTimeoutReportsWhatItsCompletedStepsUsed() {
         feed(responseStart("turn-1", "anthropic"));
         feed(stepCompleted(1, new StreamPayload.Usage(100, 20, 120, null, null, null, 0.5)));
@@ -259,9 +289,13 @@ class TurnMachineTest {
     }
 
     private Rejection feed(StreamPayload payload) {
+        return feed(RUN, payload);
+    }
+
+    private Rejection feed(String run, StreamPayload payload) {
         long at = offset++;
-        StreamEvent event = StreamEvent.of(RUN + ":" + at, nowMs, RUN, payload);
-        return machine.onEvent(RUN, event, new RecordHeaders(), at);
+        StreamEvent event = StreamEvent.of(run + ":" + at, nowMs, run, payload);
+        return machine.onEvent(run, event, new RecordHeaders(), at);
     }
 
     private List<String> upserts() {
