@@ -197,7 +197,10 @@ class ToolSchedulerTest {
 
     @Test
     void aCrashedCallAbortsItsRunningAndQueuedSiblings() {
+        // the crash waits until its sibling is queued: crashing first would leave no queued sibling to abort
+        CountDownLatch siblingQueued = new CountDownLatch(1);
         ScriptedTool crash = ScriptedTool.safe("crash", (args, context) -> {
+            siblingQueued.await();
             throw new IllegalStateException("boom");
         });
         try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write, crash)))) {
@@ -205,6 +208,7 @@ class ToolSchedulerTest {
             await().until(() -> events.contains("start s1"));
             String crashed = harness.call("turn-1", "crash", "{}");
             String queued = harness.call("turn-1", "write", named("s2"));
+            siblingQueued.countDown();
 
             ToolResult failure = harness.awaitResult(crashed);
             assertThat(failure.error().code()).isEqualTo(ToolErrors.TOOL_CRASHED);
