@@ -50,8 +50,9 @@ public final class Bench {
     private final PrintWriter progress;
 
     /**
-     * @param kafkaOverrides Kafka and Streams properties applied to both the topology and the
-     *     pass-through app (for example {@code commit.interval.ms})
+     * @param kafkaOverrides Kafka, Streams and the topology's own properties ({@link BenchProperties}) applied to
+     *     both the topology and the pass-through app (for example {@code commit.interval.ms},
+     *     {@code turnstream.commit.behind-interval.ms})
      */
     public Bench(BenchConfig config, Properties kafkaOverrides, PrintWriter progress) {
         this.config = config;

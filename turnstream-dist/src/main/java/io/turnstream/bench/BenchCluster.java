@@ -204,7 +204,7 @@ final class BenchCluster implements AutoCloseable {
     }
 
     /** The topology's configuration as {@code turnstream topology} would read it from the user's properties. */
-    private TopologyConfig topologyConfig(String applicationId, double growthFraction, String stateDir) {
+    TopologyConfig topologyConfig(String applicationId, double growthFraction, String stateDir) {
         Properties props = new Properties();
         props.putAll(userKafka);
         props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
@@ -214,12 +214,17 @@ final class BenchCluster implements AutoCloseable {
         return TopologyConfig.from(Settings.of(props));
     }
 
+    /** The runtime options {@code turnstream topology} reads from the user's properties, without a health endpoint. */
+    StreamsService.Options runtimeOptions() {
+        return StreamsService.Options.from(Settings.of(userKafka), -1);
+    }
+
     /**
      * Started with the runtime options {@code turnstream topology} reads from the same properties (a stream
      * thread that dies is replaced within the same budget), without a health endpoint.
      */
     private StreamsService started(Topology topology, Properties props) throws InterruptedException {
-        StreamsService service = StreamsService.start(topology, props, StreamsService.Options.from(Settings.of(userKafka), -1));
+        StreamsService service = StreamsService.start(topology, props, runtimeOptions());
         if (!TopicTail.await(service::isRunning, Duration.ofSeconds(90))) {
             service.close();
             throw new IllegalStateException(props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG)

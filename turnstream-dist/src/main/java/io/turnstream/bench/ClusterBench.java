@@ -164,8 +164,8 @@ public final class ClusterBench {
     private final PrintWriter progress;
 
     /**
-     * @param kafka Kafka and Streams properties of the topology in the throughput runs, and added to every
-     *     service's configuration in the fault runs
+     * @param kafka properties ({@link BenchProperties}, Kafka's and Turnstream's) of the topology in the throughput
+     *     runs, and added to every service's configuration in the fault runs
      */
     public ClusterBench(Settings settings, Properties kafka, PrintWriter progress) {
         this.settings = settings;

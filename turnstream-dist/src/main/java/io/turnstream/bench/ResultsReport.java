@@ -27,7 +27,7 @@ final class ResultsReport {
         BenchResults.RunSettings s = r.settings();
         md.append(String.format(Locale.ROOT, "Settings: %s, commit interval %d ms%s, %d partitions, %d tokens/s per turn in deltas "
                         + "of %d tokens, reasoning %s and message %s tokens per turn, warm-up %.0f s, window %.0f s, "
-                        + "flood %,d events, growth rule %.2f, Kafka overrides %s.%n%n",
+                        + "flood %,d events, growth rule %.2f, --config overrides %s.%n%n",
                 s.processingGuarantee(), s.commitIntervalMs(), behindInterval(s), s.partitions(), s.tokensPerSecond(), s.tokensPerDelta(),
                 s.reasoningTokens(), s.messageTokens(), s.warmupSeconds(), s.measureSeconds(), s.floodEvents(),
                 s.growthFraction(), s.kafkaOverrides().isEmpty() ? "none" : s.kafkaOverrides()));

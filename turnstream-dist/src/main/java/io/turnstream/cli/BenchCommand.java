@@ -3,6 +3,7 @@ package io.turnstream.cli;
 import io.turnstream.bench.Bench;
 import io.turnstream.bench.BenchConfig;
 import io.turnstream.bench.BenchConfig.Phase;
+import io.turnstream.bench.BenchProperties;
 import io.turnstream.bench.BenchResults;
 import io.turnstream.bench.BenchResults.Figure;
 import io.turnstream.bench.ClusterBench;
@@ -146,9 +147,12 @@ public final class BenchCommand implements Callable<Integer> {
     private Integer settleIdlePercent;
 
     @Option(names = "--config", paramLabel = "FILE",
-            description = "Properties for both the topology and the pass-through app (e.g. commit.interval.ms, "
-                    + "processing.guarantee, num.stream.threads); with --cluster, for the topology of the throughput "
-                    + "runs and every service of the fault run.")
+            description = "Properties for both the topology and the pass-through app, as their --config takes them: "
+                    + "Kafka's (e.g. commit.interval.ms, processing.guarantee, main.consumer.max.poll.records) and the "
+                    + "topology's own (e.g. turnstream.commit.behind-interval.ms); with --cluster, for the topology of "
+                    + "the throughput runs and every service of the fault run, any service's keys. A key the bench "
+                    + "sets itself (bootstrap.servers, turnstream.application.id, turnstream.topic.*, ...) or, without "
+                    + "--cluster, a turnstream. key the topology does not read is refused, by name.")
     private Path configFile;
 
     /** The options a cluster run reads; the others are the main bench's and would be silently ignored. */
@@ -166,7 +170,7 @@ public final class BenchCommand implements Callable<Integer> {
         ClusterBench.Settings cluster;
         try {
             config = config();
-            kafka = Settings.load(configFile, null).kafkaProperties();
+            kafka = BenchProperties.from(Settings.load(configFile, null), clusterNodes != null);
             cluster = clusterNodes == null ? null : clusterSettings();
             base = compare == null ? null
                     : Comparison.readFigures(compare, cluster == null ? Comparison.Source.BENCH : Comparison.Source.CLUSTER);

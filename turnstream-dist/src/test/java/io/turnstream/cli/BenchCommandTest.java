@@ -107,6 +107,24 @@ class BenchCommandTest {
         assertThat(dir.resolve("out")).doesNotExist();
     }
 
+    @Test
+    void aConfigKeyTheBenchWouldNotHonourIsAConfigErrorNamingIt(@TempDir Path dir) throws IOException {
+        String out = dir.resolve("out").toString();
+        Path gateway = Files.writeString(dir.resolve("gateway.properties"),
+                "main.consumer.max.poll.records=500\nturnstream.gateway.tenant.max-concurrent-turns=7\n");
+        Path topics = Files.writeString(dir.resolve("topics.properties"), "turnstream.topic.upserts=mine\n");
+
+        String[] inProcess = run("bench", "--config", gateway.toString(), "--output", out);
+        assertThat(inProcess[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(inProcess[1]).contains("turnstream.gateway.tenant.max-concurrent-turns is read by neither the topology "
+                + "nor the pass-through app");
+
+        String[] cluster = run("bench", "--cluster", "3", "--config", topics.toString(), "--output", out);
+        assertThat(cluster[0]).isEqualTo(Integer.toString(ExitCodes.CONFIG));
+        assertThat(cluster[1]).contains("turnstream.topic.upserts is set by the bench for each application it starts");
+        assertThat(dir.resolve("out")).doesNotExist();
+    }
+
     /** Exit code and standard error. */
     private static String[] run(String... args) {
         StringWriter err = new StringWriter();
