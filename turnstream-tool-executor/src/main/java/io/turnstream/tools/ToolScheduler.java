@@ -10,11 +10,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -24,6 +26,8 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,12 +39,15 @@ import org.slf4j.MDC;
  * unsafe call waits until the turn's running calls are done and then runs alone, and calls start in
  * arrival order (a call never overtakes an earlier queued one). Turns are independent of each other.
  * Every call gets exactly one result through {@link Outcomes#resolved}: its output, or an error for an
- * unknown tool, invalid arguments, a doom loop, a timeout, a crash, a cancelled turn or a failed sibling;
+ * unknown tool, invalid arguments, a doom loop, a timeout, a crash, a cancelled turn or a failed sibling (one
+ * of the same model step, running, queued or arriving later: {@link Turn#failedSteps});
  * only {@link #dropPartitions}/{@link #dropAll} end calls without a result (their record is redelivered).
  */
 final class ToolScheduler implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ToolScheduler.class);
+    /** A step item's id as the gateway names it: {@code <runId>-s<step>-<n>}, the step being the id up to {@code -<n>}. */
+    private static final Pattern STEP_ITEM = Pattern.compile("(.+-s\\d+)-\\d+");
 
     /** Where the scheduler's decisions go; called under the scheduler's lock, so implementations only hand over. */
     interface Outcomes {
@@ -102,11 +109,18 @@ final class ToolScheduler implements AutoCloseable {
         }
     }
 
-    /** A turn's calls that have no result yet, in arrival order, and its doom-loop count. */
+    /** A turn's calls that have no result yet, in arrival order, its doom-loop count and its failed steps. */
     private static final class Turn {
         /** A turn's calls all come from one partition: they are keyed by turn id. */
         final TopicPartition partition;
         final List<ScheduledCall> calls = new ArrayList<>();
+        /**
+         * The model steps ({@link #step}) in which a call crashed (or failed unrecoverably) while sibling abort is
+         * on: a call of such a step that arrives later is aborted as its running and queued siblings were. Kept as
+         * long as the turn (an idle turn is forgotten after the turn memory) and dropped with its partition, with
+         * the results it was learnt from: a rewind or a new owner runs such a call as it would any other.
+         */
+        final Set<String> failedSteps = new HashSet<>();
         long lastActivity;
         String lastToolName;
         JsonNode lastArguments;
@@ -171,6 +185,8 @@ final class ToolScheduler implements AutoCloseable {
         int heldByTenant = heldBy(call.tenantId());
         if (cancelledTurns.containsKey(call.turnId())) {
             refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_USER);
+        } else if (step(call).filter(turn.failedSteps::contains).isPresent()) {
+            refuse(call, position, ToolErrors.ABORTED, ToolResults.ABORTED_BY_SIBLING);
         } else if (call.tenantId() != null && heldByTenant >= config.tenantMaxInFlight()) {
             refuse(call, position, ToolErrors.QUOTA_EXCEEDED, "Quota exceeded: not executed, tenant "
                     + call.tenantId() + " already has " + heldByTenant
@@ -369,6 +385,7 @@ final class ToolScheduler implements AutoCloseable {
         }
         Turn turn = turns.get(call.call.turnId());
         if (unrecoverable && config.abortSiblingsOnFailure()) {
+            step(call.call).ifPresent(turn.failedSteps::add);
             abortAll(turn, ToolResults.ABORTED_BY_SIBLING);
         }
         startWhatCan(turn);
@@ -380,6 +397,18 @@ final class ToolScheduler implements AutoCloseable {
             stop(call);
             startWhatCan(turns.get(call.call.turnId()));
         }
+    }
+
+    /**
+     * The model step a call was made in: its item id up to the item's number, {@code <runId>-s<step>} of the
+     * gateway's step items ({@code <runId>-s<step>-<n>}); empty for an item id of another form, whose step is unknown.
+     */
+    static Optional<String> step(ToolCall call) {
+        if (call.itemId() == null) {
+            return Optional.empty();
+        }
+        Matcher item = STEP_ITEM.matcher(call.itemId());
+        return item.matches() ? Optional.of(item.group(1)) : Optional.empty();
     }
 
     private void abortAll(Turn turn, String message) {

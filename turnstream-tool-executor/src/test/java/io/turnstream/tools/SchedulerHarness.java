@@ -116,8 +116,24 @@ final class SchedulerHarness implements AutoCloseable {
         return submit(null, "thread-1", turnId, callId, tool, arguments);
     }
 
+    /** As {@link #call}, made in model step {@code step} of the turn: its item id is the gateway's {@code run-1-s<step>-<n>}. */
+    String callInStep(String turnId, int step, String tool, String arguments) {
+        String callId = turnId + "-call-" + offsets.incrementAndGet();
+        return submit(null, "thread-1", turnId, callId, "run-1-s" + step + "-" + offsets.get(), tool, arguments);
+    }
+
+    /** Stops the calls read from the harness's one partition, as a rebalance or a rewind does. */
+    void dropPartition() {
+        scheduler.dropPartitions(List.of(PARTITION));
+    }
+
     private String submit(String tenantId, String threadId, String turnId, String callId, String tool, String arguments) {
-        scheduler.submit(new ToolCall(callId, turnId, threadId, "run-1", "item-" + callId, tool,
+        return submit(tenantId, threadId, turnId, callId, "item-" + callId, tool, arguments);
+    }
+
+    private String submit(String tenantId, String threadId, String turnId, String callId, String itemId, String tool,
+                          String arguments) {
+        scheduler.submit(new ToolCall(callId, turnId, threadId, "run-1", itemId, tool,
                 Json.parseOrText(arguments), System.currentTimeMillis(), tenantId), new RecordPosition(PARTITION, offsets.get()));
         return callId;
     }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import java.time.Clock;
 import java.time.Duration;
@@ -220,6 +221,47 @@ class ToolSchedulerTest {
             await().until(() -> events.contains("interrupted s1"));
             assertThat(events).doesNotContain("start s2");
         }
+    }
+
+    @Test
+    void aCallOfTheSameStepThatArrivesAfterItsSiblingCrashedIsAbortedAndTheNextStepsCallsRun() {
+        ScriptedTool crash = ScriptedTool.safe("crash", (args, context) -> {
+            throw new IllegalStateException("boom");
+        });
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write, crash)))) {
+            // a read-only call starts while the model streams and crashes; the step's write is released at its end
+            assertThat(harness.awaitResult(harness.callInStep("turn-1", 1, "crash", "{}")).error().code())
+                    .isEqualTo(ToolErrors.TOOL_CRASHED);
+            String late = harness.callInStep("turn-1", 1, "write", named("late"));
+
+            assertThat(harness.awaitResult(late).error().code()).isEqualTo(ToolErrors.ABORTED);
+            assertThat(harness.output(late)).isEqualTo("Tool execution was aborted: a sibling tool call failed");
+            // the model's next step, which read the error, another turn's step 1, and the same step's call after its
+            // partition was dropped (a rewind or a new owner: the crash's result may never have been published) run
+            String next = harness.callInStep("turn-1", 2, "read", named("next"));
+            String other = harness.callInStep("turn-2", 1, "read", named("other"));
+            open("next", "other");
+            assertThat(harness.awaitResult(next).success()).isTrue();
+            assertThat(harness.awaitResult(other).success()).isTrue();
+            harness.dropPartition();
+            String again = harness.callInStep("turn-1", 1, "read", named("again"));
+            open("again");
+            assertThat(harness.awaitResult(again).success()).isTrue();
+            assertThat(events).doesNotContain("start late");
+        }
+    }
+
+    @Test
+    void aCallsStepIsItsItemIdUpToTheItemsNumberAndUnknownForAnItemIdOfAnotherForm() {
+        assertThat(ToolScheduler.step(withItem("run-7-s3-2"))).contains("run-7-s3");
+        assertThat(ToolScheduler.step(withItem("run-7-s12-10"))).contains("run-7-s12");
+        assertThat(ToolScheduler.step(withItem("item-a"))).isEmpty();
+        assertThat(ToolScheduler.step(withItem("run-7-s3-out1"))).isEmpty();
+        assertThat(ToolScheduler.step(withItem(null))).isEmpty();
+    }
+
+    private static ToolCall withItem(String itemId) {
+        return new ToolCall("call-1", "turn-1", "thread-1", "run-7", itemId, "read", TextNode.valueOf("{}"), 0);
     }
 
     @Test
