@@ -74,6 +74,12 @@ class ItemStateSinkConfigTest {
         assertThat(ItemStateSink.connectorConfig(null, NONE, null, null, JDBC_ENV)).containsEntry("tasks.max", "1");
     }
 
+    /** The topology writes llm.item-state transactionally: an aborted transaction's records must never reach the table. */
+    @Test
+    void theSinksConsumerReadsCommittedRecordsOnly() throws Exception {
+        assertThat(ItemStateSink.workerConfig(null, NONE)).containsEntry("consumer.isolation.level", "read_committed");
+    }
+
     @Test
     void theConverterReadsValuesOnlyAndNeedsAValidFormat() {
         ItemStateConverter converter = new ItemStateConverter();
