@@ -21,8 +21,7 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * <p>Like {@link ItemBuffer}'s flush listener before it, this relies on Kafka Streams' internal
  * {@code WrappedStateStore} ({@code flushCache}); all Kafka artifacts are pinned to one version, and the
  * topology tests (TopologyTestDriver commits after every record) and the broker tests check the result.
- * It wraps the chunk store ({@link ItemBuffer}), the {@code turns} and {@code items} stores ({@link StateCache}) and
- * the {@code deadlines} store, whose hook sends the pending {@code llm.item-state} records ({@link ItemStateOutbox}).
+ * It wraps the chunk store ({@link ItemBuffer}) and the {@code turns} and {@code items} stores ({@link StateCache}).
  */
 final class BeforeCommitStore<K, V> extends WrappedStateStore<KeyValueStore<K, V>, K, V>
         implements KeyValueStore<K, V> {

@@ -22,8 +22,7 @@ import org.apache.kafka.streams.processor.api.Record;
 /**
  * Wraps payloads in envelopes with the turn's next {@code seq} and forwards them: every envelope to
  * {@code llm.upserts} (keyed by turn id) and to {@code llm.item-state} (keyed by item), tool calls to
- * {@code llm.tool-calls}. The envelope timestamp, like the record's, is the emit time. The processor sends only the
- * latest {@code llm.item-state} record of each key, at the commit ({@link ItemStateOutbox}).
+ * {@code llm.tool-calls}. The envelope timestamp, like the record's, is the emit time.
  */
 final class UpsertEmitter {
 

@@ -22,9 +22,7 @@ import org.slf4j.MDC;
  * cannot be read or applied, and drives the machine's ticks with one wall-clock punctuator.
  *
  * <p>State per turn is keyed by run id (the input key); a delta writes nothing but its text, into its
- * item's open chunk in memory, written to the store once per commit (see {@link ItemBuffer}). The
- * {@code llm.item-state} records wait for the commit too, the latest of each key sent just before it
- * ({@link ItemStateOutbox}).
+ * item's open chunk in memory, written to the store once per commit (see {@link ItemBuffer}).
  */
 final class UpsertProcessor implements Processor<String, byte[], String, byte[]> {
 
@@ -41,8 +39,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     private Sensor deadLetterCounter;
     /** Asks for the commits while the input is fresh; null when Kafka Streams' fixed interval alone commits. */
     private CommitPacer pacer;
-    /** The {@code llm.item-state} records, sent once per key just before each commit. */
-    private ItemStateOutbox itemState;
 
     UpsertProcessor(TopologyConfig config) {
         this(config, BehindTasks::ofCurrentThread);
@@ -56,8 +52,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
     @Override
     public void init(ProcessorContext<String, byte[]> context) {
         this.context = context;
-        BeforeCommitStore<?, ?> commitHook = BeforeCommitStore.under(context.getStateStore(UpsertTopology.DEADLINES_STORE));
-        this.itemState = new ItemStateOutbox(context, commitHook != null);
         KeyValueStore<Bytes, byte[]> chunks = context.getStateStore(UpsertTopology.CHUNKS_STORE);
         this.machine = new TurnMachine(config,
                 new StateCache<>(context.getStateStore(UpsertTopology.TURNS_STORE), MAX_CACHED_STATES),
@@ -65,11 +59,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
                 new ItemBuffer(chunks),
                 new DeadlineQueue(context.getStateStore(UpsertTopology.DEADLINES_STORE)),
                 (sink, record) -> {
-                    if (UpsertTopology.ITEM_STATE_SINK.equals(sink)) {
-                        itemState.send(record);
-                    } else {
-                        context.forward(record, sink);
-                    }
+                    context.forward(record, sink);
                     if (pacer != null) {
                         pacer.onOutput();
                     }
@@ -80,10 +70,7 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         this.deadLetters = new DeadLetters(context, deadLetterCounter);
         if (config.commitPacing().adaptive()) {
             pacer = new CommitPacer(config.commitPacing(), context::currentSystemTimeMs, behindTasks);
-        }
-        if (commitHook != null) {
-            // the deadlines store is wrapped for this hook only
-            commitHook.beforeCommit(this::beforeCommit);
+            BeforeCommitStore.under(context.getStateStore(UpsertTopology.DEADLINES_STORE)).beforeCommit(pacer::onCommit);
         }
         context.schedule(Duration.ofMillis(config.punctuateIntervalMs()), PunctuationType.WALL_CLOCK_TIME, now -> {
             if (pacer != null) {
@@ -135,14 +122,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         return delta != null ? delta : config.wireFormat().read(config.topics().rawEvents(), value, StreamEvent.class);
     }
 
-    /** Runs just before each commit of the task, in its transaction. */
-    private void beforeCommit() {
-        itemState.flush();
-        if (pacer != null) {
-            pacer.onCommit();
-        }
-    }
-
     private void requestCommitIfDue() {
         if (pacer != null && pacer.commitDue()) {
             context.commit();
@@ -166,9 +145,6 @@ final class UpsertProcessor implements Processor<String, byte[], String, byte[]>
         }
         if (machine != null) {
             machine.close();
-        }
-        if (itemState != null) {
-            itemState.drop();
         }
         if (pacer != null) {
             pacer.close();

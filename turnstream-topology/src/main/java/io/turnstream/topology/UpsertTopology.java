@@ -43,8 +43,7 @@ public final class UpsertTopology {
         topology.addStateStore(store(TURNS_STORE, StateSerde.of(TurnState.class)), UPSERT_PROCESSOR);
         topology.addStateStore(store(ITEMS_STORE, StateSerde.of(ItemState.class)), UPSERT_PROCESSOR);
         topology.addStateStore(BeforeCommitStore.builder(bytesStore(CHUNKS_STORE)), UPSERT_PROCESSOR);
-        // wrapped only for its commit hook: the processor sends the pending item-state records (ItemStateOutbox) and
-        // its CommitPacer learns of each commit there
+        // wrapped only for its commit hook: the processor's CommitPacer learns of each commit there
         topology.addStateStore(BeforeCommitStore.builder(bytesStore(DEADLINES_STORE)), UPSERT_PROCESSOR);
         topology.addSink(UPSERTS_SINK, config.topics().upserts(), Serdes.String().serializer(),
                 Serdes.ByteArray().serializer(), UPSERT_PROCESSOR);

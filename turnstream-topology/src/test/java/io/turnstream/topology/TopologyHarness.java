@@ -171,11 +171,6 @@ final class TopologyHarness implements AutoCloseable {
         return latestItemState;
     }
 
-    /** The records emitted on llm.item-state since the last call (or the last {@link #itemState}), undecoded, with their headers. */
-    List<TestRecord<String, byte[]>> itemStateRecords() {
-        return itemState.readRecordsToList();
-    }
-
     List<ToolCall> toolCalls() {
         return toolCalls.readValuesToList().stream()
                 .map(v -> decode(config.topics().toolCalls(), v, ToolCall.class)).toList();

@@ -2,6 +2,16 @@ package io.turnstream.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.turnstream.model.Json;
+import io.turnstream.model.StreamEvent;
+import io.turnstream.model.StreamPayload;
+import io.turnstream.model.Topics;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -15,9 +25,11 @@ import org.junit.jupiter.api.Test;
  */
 class UpsertProcessorCommitTest {
 
+    private static final long START = 1_000_000;
+
     private final BehindTasks thread = new BehindTasks();
-    private final MockedTask task = new MockedTask(0, thread);
-    private final MockedTask other = new MockedTask(1, thread);
+    private final Task task = new Task(0);
+    private final Task other = new Task(1);
 
     @BeforeEach
     void paced() {
@@ -138,5 +150,64 @@ class UpsertProcessorCommitTest {
         task.processRecordSentMsAgo(10);
 
         assertThat(task.asked()).isTrue();
+    }
+
+    /** One task: a processor with its stores in a mock context, on the test's stream thread. */
+    private final class Task {
+
+        private final MockProcessorContext<String, byte[]> context = new MockProcessorContext<>();
+        private final UpsertProcessor processor = new UpsertProcessor(TopologyConfig.defaults(), () -> thread);
+        private final int partition;
+        private final BeforeCommitStore<?, ?> deadlines;
+        private long offset;
+
+        private Task(int partition) {
+            this.partition = partition;
+            context.setCurrentSystemTimeMs(START);
+            addStore(UpsertTopology.TURNS_STORE, Serdes.String(), StateSerde.of(TurnState.class));
+            addStore(UpsertTopology.ITEMS_STORE, Serdes.String(), StateSerde.of(ItemState.class));
+            addStore(UpsertTopology.CHUNKS_STORE, Serdes.Bytes(), Serdes.ByteArray());
+            addStore(UpsertTopology.DEADLINES_STORE, Serdes.Bytes(), Serdes.ByteArray());
+            deadlines = BeforeCommitStore.under(context.getStateStore(UpsertTopology.DEADLINES_STORE));
+            processor.init(context);
+        }
+
+        private void processRecordSentMsAgo(long ageMs) {
+            // what the record holds does not matter to the pacing, only its timestamp (the gateway's send time)
+            process(Events.delta("item-1", "hi"), ageMs);
+        }
+
+        private void process(StreamPayload payload, long ageMs) {
+            context.setRecordMetadata(Topics.DEFAULTS.rawEvents(), partition, offset);
+            long now = context.currentSystemTimeMs();
+            byte[] value = Json.toBytes(StreamEvent.of("e" + offset++, now - ageMs, "run-" + partition, payload));
+            processor.process(new Record<>("run-" + partition, value, now - ageMs));
+        }
+
+        private boolean asked() {
+            return context.committed();
+        }
+
+        private void advanceWallClock(long ms) {
+            context.setCurrentSystemTimeMs(context.currentSystemTimeMs() + ms);
+        }
+
+        /** What a task commit does to the processor: Kafka Streams flushes its stores' caches, and the hook runs. */
+        private void commit() {
+            deadlines.flushCache();
+            context.resetCommit();
+        }
+
+        private void tick() {
+            context.scheduledPunctuators().get(0).getPunctuator().punctuate(context.currentSystemTimeMs());
+        }
+
+        private <K, V> void addStore(String name, Serde<K> keys, Serde<V> values) {
+            KeyValueStore<K, V> store = BeforeCommitStore.builder(
+                    Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), keys, values).withLoggingDisabled())
+                    .build();
+            store.init(context.getStateStoreContext(), store);
+            context.addStateStore(store);
+        }
     }
 }
