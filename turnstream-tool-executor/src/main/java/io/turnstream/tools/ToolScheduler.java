@@ -2,6 +2,7 @@ package io.turnstream.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.turnstream.model.ControlMessage;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.ToolCall;
 import io.turnstream.model.ToolResult;
 import java.io.IOException;
@@ -26,8 +27,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,8 +45,6 @@ import org.slf4j.MDC;
 final class ToolScheduler implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ToolScheduler.class);
-    /** A step item's id as the gateway names it: {@code <runId>-s<step>-<n>}, the step being the id up to {@code -<n>}. */
-    private static final Pattern STEP_ITEM = Pattern.compile("(.+-s\\d+)-\\d+");
 
     /** Where the scheduler's decisions go; called under the scheduler's lock, so implementations only hand over. */
     interface Outcomes {
@@ -404,11 +401,8 @@ final class ToolScheduler implements AutoCloseable {
      * gateway's step items ({@code <runId>-s<step>-<n>}); empty for an item id of another form, whose step is unknown.
      */
     static Optional<String> step(ToolCall call) {
-        if (call.itemId() == null) {
-            return Optional.empty();
-        }
-        Matcher item = STEP_ITEM.matcher(call.itemId());
-        return item.matches() ? Optional.of(item.group(1)) : Optional.empty();
+        return StepItemIds.parse(call.itemId()).filter(id -> id.kind() == StepItemIds.Kind.ITEM)
+                .map(StepItemIds.Parsed::stepPrefix);
     }
 
     private void abortAll(Turn turn, String message) {

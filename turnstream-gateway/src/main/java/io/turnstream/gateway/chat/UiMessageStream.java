@@ -14,6 +14,7 @@ import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.Origins;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.ToolState;
 import io.turnstream.model.UIStatus;
 import io.turnstream.model.UITurnEvent;
@@ -24,8 +25,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * One turn as the Vercel AI SDK's UI message stream (protocol v1): one assistant message whose id
@@ -46,9 +45,6 @@ import java.util.regex.Pattern;
  * message with {@code finish} (after {@code error} for a failed turn) and {@code [DONE]}.
  */
 final class UiMessageStream implements LiveEncoder {
-
-    /** Item ids of the gateway's steps: {@code {runId}-s{step}-{n}} and {@code {runId}-s{step}-out{k}}. */
-    private static final Pattern STEP_ITEM = Pattern.compile("-s(\\d+)-(?:out)?\\d+$");
 
     private final String turnId;
     /** Streaming items by id, in order of first sight. */
@@ -356,8 +352,10 @@ final class UiMessageStream implements LiveEncoder {
     }
 
     private static int stepOf(String itemId) {
-        Matcher matcher = STEP_ITEM.matcher(itemId);
-        return matcher.find() ? Integer.parseInt(matcher.group(1)) : 0;
+        // the step's items and its calls' outputs; 0 (no new step) for any other id
+        return StepItemIds.parse(itemId)
+                .filter(id -> id.kind() == StepItemIds.Kind.ITEM || id.kind() == StepItemIds.Kind.OUTPUT)
+                .map(StepItemIds.Parsed::step).orElse(0);
     }
 
     private static String toolNameOrDefault(String toolName) {

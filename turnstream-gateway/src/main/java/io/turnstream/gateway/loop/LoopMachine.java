@@ -17,6 +17,7 @@ import io.turnstream.model.Json;
 import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.ToolResult;
@@ -737,7 +738,8 @@ public final class LoopMachine {
                 model = call.model();
                 go(why, State.COMPACTING);
                 // its items are read by the compactor, never published: each attempt may use the same ids
-                out.add(new Output.Compact(step, model, conversation.entries(), turn.runId() + "-s" + step + "-summary"));
+                out.add(new Output.Compact(step, model, conversation.entries(),
+                        StepItemIds.summaryPrefix(turn.runId(), step)));
             } else if (output instanceof StepAttempts.Output.Ended ended) {
                 if (ended.gaveUp() != null) {
                     LOG.warn("step {}: compacting: {}", step, ended.gaveUp());
@@ -782,7 +784,7 @@ public final class LoopMachine {
             lastUsed = null;
             compactedThisStep = true;
             // the time keeps the id unique when a gateway that takes the turn over compacts the same step again
-            publishSummary(turn.runId() + "-s" + step + "-compaction-" + clock.millis(), result.summary());
+            publishSummary(StepItemIds.compaction(turn.runId(), step, clock.millis()), result.summary());
             LOG.info("step {}: {} entries of the conversation summarised; {} kept", step, result.summarised(),
                     result.conversation().size() - 1);
         } else if (!result.aborted()) {
@@ -909,7 +911,7 @@ public final class LoopMachine {
      * shown is withdrawn first, and the call starts over with the ids after it.
      */
     private StepItems firstAttemptItems(int number) {
-        String ids = turn.runId() + "-s" + number;
+        String ids = StepItemIds.stepPrefix(turn.runId(), number);
         if (lastItems == null || lastStep != number) {
             lastStep = number;
             StepItems.Carried carrying = carried;
@@ -1142,7 +1144,7 @@ public final class LoopMachine {
                 publish(why.error() != null ? new StreamPayload.ItemError(call.itemId(), why.error())
                         : new StreamPayload.ItemCancelled(call.itemId()));
             }
-            endWithoutResult(call.itemId() + TurnProgress.ABANDONED_OUTPUT, call, null, why);
+            endWithoutResult(StepItemIds.abandonedOutput(call.itemId()), call, null, why);
         }));
     }
 

@@ -3,6 +3,7 @@ package io.turnstream.gateway.loop;
 import io.turnstream.gateway.provider.ErrorCodes;
 import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.model.ErrorInfo;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.ToolResult;
 import io.turnstream.model.ToolState;
 import java.time.Duration;
@@ -210,6 +211,6 @@ public final class ToolRound {
     }
 
     private String outputId(ToolCallRequest call) {
-        return runId + "-s" + step + "-out" + calls.indexOf(call);
+        return StepItemIds.output(runId, step, calls.indexOf(call));
     }
 }

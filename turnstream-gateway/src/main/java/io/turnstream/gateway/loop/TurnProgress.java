@@ -11,6 +11,7 @@ import io.turnstream.model.ItemType;
 import io.turnstream.model.Json;
 import io.turnstream.model.OutputItem;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.StreamPayload.Usage;
 import io.turnstream.model.TurnRequestRecord;
@@ -73,9 +74,6 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
      */
     public record Interrupted(int step, int nextItem, List<String> shown) {
     }
-
-    /** The suffix of the output a failed step's call gets ({@code {itemId}-out}, see {@code AgentLoop}). */
-    static final String ABANDONED_OUTPUT = "-out";
 
     public static TurnProgress fresh(String model) {
         return new TurnProgress(false, false, false, List.of(), 1, model, null, null, null, null, null, null, 0, null,
@@ -203,7 +201,7 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
                 || streamedLength.getOrDefault(carried.itemId(), 0) != carried.text().length());
         return new TurnProgress(started, startedItems.containsKey(promptId), closedItems.contains(promptId),
                 List.copyOf(completed), lastStep + 1, model, usage, failedUsage, awaiting,
-                interrupted(runId + "-s" + (lastStep + 1) + "-", lastStep + 1, startedItems.keySet(), withdrawnItems),
+                interrupted(runId, lastStep + 1, startedItems.keySet(), withdrawnItems),
                 finishReason, ended, continuations, carried, carriedTouched);
     }
 
@@ -227,22 +225,23 @@ public record TurnProgress(boolean started, boolean promptStarted, boolean promp
         return published;
     }
 
-    private static Interrupted interrupted(String prefix, int step, Set<String> startedItems,
+    private static Interrupted interrupted(String runId, int step, Set<String> startedItems,
                                            Set<String> withdrawnItems) {
         int nextItem = 0;
         List<String> shown = new ArrayList<>();
         for (String id : startedItems) {
-            String rest = id.startsWith(prefix) ? id.substring(prefix.length()) : "";
+            StepItemIds.Parsed item = StepItemIds.parse(id).orElse(null);
+            if (item == null || !item.runId().equals(runId) || item.step() != step) {
+                continue;
+            }
             // {n}: the step's items; {n}-out: the outputs its calls got when it failed, taken back with it
-            String index = rest.endsWith(ABANDONED_OUTPUT) ? rest.substring(0, rest.length() - ABANDONED_OUTPUT.length())
-                    : rest;
-            if (!index.isEmpty() && index.chars().allMatch(Character::isDigit)) {
-                if (index.equals(rest)) {
-                    nextItem = Math.max(nextItem, Integer.parseInt(index) + 1);
-                }
-                if (!withdrawnItems.contains(id)) {
-                    shown.add(id);
-                }
+            if (item.kind() == StepItemIds.Kind.ITEM) {
+                nextItem = Math.max(nextItem, (int) item.index() + 1);
+            } else if (item.kind() != StepItemIds.Kind.ABANDONED_OUTPUT) {
+                continue;
+            }
+            if (!withdrawnItems.contains(id)) {
+                shown.add(id);
             }
         }
         return nextItem == 0 ? null : new Interrupted(step, nextItem, shown);

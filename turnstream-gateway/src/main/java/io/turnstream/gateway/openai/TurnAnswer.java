@@ -5,6 +5,7 @@ import io.turnstream.gateway.view.TurnSnapshot;
 import io.turnstream.model.ChangeType;
 import io.turnstream.model.Origins;
 import io.turnstream.model.ResponseStatus;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.UITurnEvent;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
@@ -14,8 +15,6 @@ import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * What an OpenAI-compatible caller gets of a turn: the assistant's messages (not the user's prompt, a
@@ -28,8 +27,7 @@ import java.util.regex.Pattern;
  */
 record TurnAnswer(String turnId, List<UIUpsert> messages, List<UIUpsert> clientCalls, UITurnEvent end) {
 
-    /** Item ids of the gateway's steps, {@code {runId}-s{step}-{n}}: the order things were said. */
-    private static final Pattern STEP_ITEM = Pattern.compile("-s(\\d+)-(\\d+)$");
+    /** By the ids of the gateway's step items, {@code {runId}-s{step}-{n}}: the order things were said. */
     static final Comparator<UIUpsert> SAID_ORDER = Comparator
             .comparingLong((UIUpsert item) -> position(item.itemId())[0])
             .thenComparingLong(item -> position(item.itemId())[1]);
@@ -112,8 +110,7 @@ record TurnAnswer(String turnId, List<UIUpsert> messages, List<UIUpsert> clientC
     }
 
     private static long[] position(String itemId) {
-        Matcher matcher = STEP_ITEM.matcher(itemId);
-        return matcher.find() ? new long[] {Long.parseLong(matcher.group(1)), Long.parseLong(matcher.group(2))}
-                : new long[] {0, 0};
+        return StepItemIds.parse(itemId).filter(id -> id.kind() == StepItemIds.Kind.ITEM)
+                .map(id -> new long[] {id.step(), id.index()}).orElse(new long[] {0, 0});
     }
 }

@@ -4,6 +4,7 @@ import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemType;
 import io.turnstream.model.Origins;
 import io.turnstream.model.OutputItem;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolState;
 import java.util.ArrayList;
@@ -147,7 +148,7 @@ public final class StepItems {
     }
 
     private Item start(ItemType type, String name, String callId, String initialText) {
-        Item item = new Item(idPrefix + "-" + nextItem++, type, name, callId);
+        Item item = new Item(StepItemIds.item(idPrefix, nextItem++), type, name, callId);
         open.add(item);
         started.add(item.id);
         String initial = initialText == null || initialText.isEmpty() ? null : initialText;

@@ -8,6 +8,7 @@ import io.turnstream.gateway.provider.ToolCallRequest;
 import io.turnstream.gateway.turn.TurnRequest;
 import io.turnstream.model.Json;
 import io.turnstream.model.Origins;
+import io.turnstream.model.StepItemIds;
 import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UiItemType;
 import java.util.ArrayList;
@@ -15,8 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Rebuilds a thread's conversation for a request that sends only what is new ({@link TurnRequest#fromThread()}),
@@ -174,13 +173,12 @@ public final class ThreadConversation {
 
     /** Items of the turn's steps by step number: {@code {runId}-s{step}-{n}} and {@code {runId}-s{step}-out{k}}. */
     private static Map<Integer, List<UIUpsert>> itemsByStep(PastTurn turn) {
-        Pattern stepItem = Pattern.compile(Pattern.quote(turn.runId()) + "-s(\\d+)-(?:out)?\\d+");
         Map<Integer, List<UIUpsert>> steps = new LinkedHashMap<>();
         for (UIUpsert item : turn.items()) {
-            Matcher matched = stepItem.matcher(item.itemId() == null ? "" : item.itemId());
-            if (matched.matches()) {
-                steps.computeIfAbsent(Integer.parseInt(matched.group(1)), step -> new ArrayList<>()).add(item);
-            }
+            StepItemIds.parse(item.itemId())
+                    .filter(id -> id.runId().equals(turn.runId()))
+                    .filter(id -> id.kind() == StepItemIds.Kind.ITEM || id.kind() == StepItemIds.Kind.OUTPUT)
+                    .ifPresent(id -> steps.computeIfAbsent(id.step(), step -> new ArrayList<>()).add(item));
         }
         return steps;
     }
