@@ -26,7 +26,13 @@ import org.apache.kafka.common.config.TopicConfig;
 public final class LocalCluster implements AutoCloseable {
 
     private static final Duration READY = Duration.ofSeconds(240);
-    private static final List<String> NODE_JVM = List.of("-Xmx384m", "-XX:+UseSerialGC", ServiceProcess.LOG_CONFIG);
+    /**
+     * The services' flags ({@link ServiceProcess}), C1 only among them: a fault run's nodes are fresh, and with
+     * C2 their compiler threads took a quarter of the brokers' CPU through the run on two cores
+     * (docs/benchmarks.md, "Where the brokers' CPU goes in a fault run").
+     */
+    private static final List<String> NODE_JVM = List.of("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            ServiceProcess.LOG_CONFIG);
 
     private final Path dataDir;
     private final ClusterLayout layout;
