@@ -158,7 +158,7 @@ final class BenchCluster implements AutoCloseable {
      * {@code deliveryTimeout} instead of the default two minutes (the flood then produces again on fresh
      * topics). With several in flight, a first request that reaches a brand-new partition before its
      * leader knows of it is refused while the next one is appended; the first is then refused as out of
-     * order until it expires (KAFKA-15591, fixed upstream in apache/kafka#23234, not in Kafka 4.3.1's
+     * order until it expires (KAFKA-15591, fixed upstream in apache/kafka#23234, not in Kafka 4.3.1's or 4.4.0's
      * broker). It stalled {@code bench --cluster 3} for 30 s a run and failed it on 2026-11-27.
      */
     Producer<String, byte[]> producer(Duration deliveryTimeout) {

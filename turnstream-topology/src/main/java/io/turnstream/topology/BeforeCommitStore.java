@@ -14,7 +14,7 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * A store's outermost layer that runs an action just before each task commit writes the store. A
  * processor has no hook before a commit, but a store has: {@code StreamTask.prepareCommit} flushes
  * every store's record cache ({@code ProcessorStateManager.flushCache}) before it flushes the producer
- * and commits the transaction, on every commit, a clean close's included (Kafka Streams 4.3.1). What
+ * and commits the transaction, on every commit, a clean close's included (Kafka Streams 4.3.1 and 4.4.0). What
  * the action writes there goes to the store's changelog in the same transaction as the input offsets
  * it follows from; a crash before the commit aborts both, and the input is read again.
  *
