@@ -9,6 +9,7 @@ import io.turnstream.bench.BenchResults.Machine;
 import io.turnstream.bench.BenchResults.RunSettings;
 import io.turnstream.bench.BenchResults.StepPairs;
 import io.turnstream.bench.BenchResults.Target;
+import io.turnstream.cli.TurnstreamVersion;
 import io.turnstream.model.Json;
 import io.turnstream.runtime.Settings;
 import io.turnstream.topology.TopologyConfig;
@@ -24,7 +25,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -203,6 +203,6 @@ public final class Bench {
         return new Machine(runtime.availableProcessors(), Resources.totalMemoryBytes(),
                 System.getProperty("java.vm.name") + " " + System.getProperty("java.version"),
                 System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"),
-                runtime.maxMemory(), AppInfoParser.getVersion(), Instant.now().toString());
+                runtime.maxMemory(), TurnstreamVersion.kafkaVersion(), Instant.now().toString());
     }
 }
