@@ -14,13 +14,13 @@ import org.apache.kafka.clients.CommonClientConfigs;
  * properties file ({@code --config}), the environment ({@code TURNSTREAM_BOOTSTRAP_SERVERS}) and
  * command-line flags. Properties starting with {@code turnstream.} are ours; every other
  * property (security, SASL, client tuning, Streams settings) passes through to Kafka untouched.
- * They also carry the clock services read the time from: the system clock, unless a test sets
+ * Every {@code turnstream.} key of the file must be one {@link TurnstreamKeys} knows: a misspelt key is refused
+ * rather than silently ignored. They also carry the clock services read the time from: the system clock, unless a test sets
  * another with {@link #withClock}.
  */
 public final class Settings {
 
     public static final String BOOTSTRAP_ENV = "TURNSTREAM_BOOTSTRAP_SERVERS";
-    private static final String OWN_PREFIX = "turnstream.";
     /** The one place the system clock is chosen: everything else takes its clock from the settings. */
     private static final Clock SYSTEM_CLOCK = Clock.systemUTC();
 
@@ -35,6 +35,7 @@ public final class Settings {
     /**
      * @param configFile a properties file, or null
      * @param bootstrapServers from the flag or the environment, or null to keep the file's
+     * @throws TurnstreamKeys.UnknownKeyException when the file holds a {@code turnstream.} key no component reads
      */
     public static Settings load(Path configFile, String bootstrapServers) throws IOException {
         Properties props = new Properties();
@@ -42,6 +43,7 @@ public final class Settings {
             try (Reader reader = Files.newBufferedReader(configFile)) {
                 props.load(reader);
             }
+            TurnstreamKeys.requireKnown(props, configFile.toString());
         }
         if (bootstrapServers != null && !bootstrapServers.isBlank()) {
             props.setProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -100,7 +102,7 @@ public final class Settings {
     public Properties kafkaProperties() {
         Properties kafka = new Properties();
         all.stringPropertyNames().stream()
-                .filter(name -> !name.startsWith(OWN_PREFIX))
+                .filter(name -> !name.startsWith(TurnstreamKeys.PREFIX))
                 .forEach(name -> kafka.setProperty(name, all.getProperty(name)));
         return kafka;
     }

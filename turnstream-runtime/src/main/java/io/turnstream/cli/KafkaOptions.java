@@ -1,6 +1,7 @@
 package io.turnstream.cli;
 
 import io.turnstream.runtime.Settings;
+import io.turnstream.runtime.TurnstreamKeys;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -41,6 +42,8 @@ public final class KafkaOptions {
             return Settings.load(configFile, bootstrapServers);
         } catch (NoSuchFileException e) {
             throw new CliFailure(ExitCodes.CONFIG, "config file " + configFile + " does not exist");
+        } catch (TurnstreamKeys.UnknownKeyException e) {
+            throw new CliFailure(ExitCodes.CONFIG, "config file " + e.getMessage());
         } catch (IOException | IllegalArgumentException e) {
             throw new CliFailure(ExitCodes.CONFIG, "cannot read config file " + configFile + ": " + e.getMessage());
         }
