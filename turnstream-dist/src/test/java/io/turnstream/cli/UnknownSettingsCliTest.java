@@ -3,10 +3,25 @@ package io.turnstream.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.turnstream.gateway.GatewayConfig;
+import io.turnstream.gateway.loop.PriceTable;
+import io.turnstream.gateway.security.SecurityConfig;
+import io.turnstream.gateway.security.SpendPolicy;
+import io.turnstream.gateway.thread.BusyThreadPolicy;
+import io.turnstream.model.Topics;
+import io.turnstream.runtime.HealthServer;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.StreamsService;
+import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TurnstreamKeys;
+import io.turnstream.schema.WireFormats;
+import io.turnstream.tools.ToolApprovals;
+import io.turnstream.tools.ToolExecutorConfig;
+import io.turnstream.topology.TopologyConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +83,23 @@ class UnknownSettingsCliTest {
         connect.bootstrapServers = NOBODY;
         assertThatThrownBy(connect::start).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown Turnstream setting turnstream.serde.fromat (did you mean turnstream.serde.format?)");
+    }
+
+    /** The keys the components name as constants are all registered (the check would refuse them otherwise). */
+    @Test
+    void theComponentsKeyConstantsAreRegistered() {
+        assertThat(List.of(TopologyConfig.GRADIENT, TopologyConfig.MIN_GROWTH_FRACTION, TopologyConfig.BATCH_TIMEOUT_MS,
+                TopologyConfig.IDLE_TIMEOUT_MS, TopologyConfig.PUNCTUATE_INTERVAL_MS, TopologyConfig.CLOSED_TURN_RETENTION_MS,
+                TopologyConfig.ITEM_STATE_RETENTION_MS, TopologyConfig.APPLICATION_ID, TopologyConfig.STATE_DIR,
+                TopologyConfig.COMMIT_INTERVAL_MS, TopologyConfig.COMMIT_BEHIND_INTERVAL_MS, TopologyConfig.COMMIT_BEHIND_AFTER_MS,
+                StreamsService.MAX_THREAD_REPLACEMENTS, StreamsService.THREAD_REPLACEMENT_WINDOW_MS,
+                StreamsService.CLOSE_TIMEOUT_MS, ServiceMetrics.KAFKA_REFRESH_MS, HealthServer.HOST,
+                ClusterCheck.CONNECT_TIMEOUT_MS, WireFormats.FORMAT_CONFIG, TenantClaims.KEY_FILE,
+                GatewayConfig.MANAGEMENT_PORT, GatewayConfig.MANAGEMENT_HOST, SecurityConfig.API_KEYS_FILE,
+                SecurityConfig.INSECURE, SpendPolicy.ALLOWED_MODELS, BusyThreadPolicy.KEY, ToolExecutorConfig.WORKSPACE,
+                PriceTable.PREFIX + "claude", ToolApprovals.PREFIX + "write_file"))
+                .allMatch(TurnstreamKeys::isKnown);
+        assertThat(Topics.DEFAULTS.byRole().keySet()).allMatch(role -> TurnstreamKeys.isKnown(Topics.PREFIX + role));
     }
 
     private Path config(String text) throws IOException {

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,36 +16,28 @@ class TurnstreamKeysTest {
 
     @Test
     void exactKeysOfEveryComponentAreKnown() {
-        assertThat(TurnstreamKeys.isKnown("turnstream.batch.gradient")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.topic.raw-events")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.topic.tool-ledger")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.streams.close-timeout.ms")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.view.heartbeat-ms")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.tenant.max-tokens-per-day")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.tool-executor.workspace")).isTrue();
+        assertThat(List.of("turnstream.batch.gradient", "turnstream.topic.raw-events", "turnstream.topic.tool-ledger",
+                "turnstream.streams.close-timeout.ms", "turnstream.gateway.view.heartbeat-ms",
+                "turnstream.gateway.tenant.max-tokens-per-day", "turnstream.tool-executor.workspace"))
+                .allMatch(TurnstreamKeys::isKnown);
     }
 
     @Test
     void familiesTakeAnyNameButOnlyTheirOwnKeys() {
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.price.claude-sonnet-4")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.context-window.gpt-4.1")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.tenant.acme.max-tokens-per-day")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.tenant.acme.max-cost-usd-per-day")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.tenant.acme.allowed-models")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.tool-executor.timeout-ms.bash")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstream.tool-executor.approval.write_file")).isTrue();
-
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.price.")).isFalse();
-        assertThat(TurnstreamKeys.isKnown("turnstream.gateway.tenant.acme.max-concurrent-turns")).isFalse();
-        assertThat(TurnstreamKeys.isKnown("turnstream.topic.raw-event")).isFalse();
+        assertThat(List.of("turnstream.gateway.price.claude-sonnet-4", "turnstream.gateway.context-window.gpt-4.1",
+                "turnstream.gateway.tenant.acme.max-tokens-per-day", "turnstream.gateway.tenant.acme.max-cost-usd-per-day",
+                "turnstream.gateway.tenant.acme.allowed-models", "turnstream.tool-executor.timeout-ms.bash",
+                "turnstream.tool-executor.approval.write_file"))
+                .allMatch(TurnstreamKeys::isKnown);
+        assertThat(List.of("turnstream.gateway.price.", "turnstream.gateway.tenant.acme.max-concurrent-turns",
+                "turnstream.topic.raw-event"))
+                .noneMatch(TurnstreamKeys::isKnown);
     }
 
     @Test
     void keysWithoutOurPrefixAreLeftToKafka() {
-        assertThat(TurnstreamKeys.isKnown("bootstrap.servers")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("num.stream.threads")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("no.such.kafka.setting")).isTrue();
-        assertThat(TurnstreamKeys.isKnown("turnstreams.batch.gradient")).isTrue();
+        assertThat(List.of("bootstrap.servers", "num.stream.threads", "no.such.kafka.setting", "turnstreams.batch.gradient"))
+                .allMatch(TurnstreamKeys::isKnown);
     }
 
     @Test
