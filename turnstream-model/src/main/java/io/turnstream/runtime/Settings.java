@@ -83,11 +83,11 @@ public final class Settings {
     }
 
     public String get(String key, String defaultValue) {
-        return all.getProperty(key, defaultValue);
+        return all.getProperty(registered(key), defaultValue);
     }
 
     public long getLong(String key, long defaultValue) {
-        String value = all.getProperty(key);
+        String value = all.getProperty(registered(key));
         if (value == null) {
             return defaultValue;
         }
@@ -96,6 +96,18 @@ public final class Settings {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(key + " must be a whole number, got '" + value + "'");
         }
+    }
+
+    /**
+     * A component reading a {@code turnstream.} key that {@link TurnstreamKeys} does not list is a bug of ours: a file
+     * setting that key would be refused at start-up. Failing on the read, defaults included, shows it in the first
+     * test that builds the component's configuration rather than to the first user who sets the key.
+     */
+    private static String registered(String key) {
+        if (!TurnstreamKeys.isKnown(key)) {
+            throw new IllegalStateException(key + " is read but not listed in TurnstreamKeys: add it there");
+        }
+        return key;
     }
 
     /** Everything for Kafka clients: all properties except Turnstream's own. */

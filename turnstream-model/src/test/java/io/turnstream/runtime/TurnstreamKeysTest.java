@@ -93,4 +93,15 @@ class TurnstreamKeysTest {
         Path good = Files.writeString(dir.resolve("good.properties"), "turnstream.turn.idle-timeout.ms=1000\nlinger.ms=5\n");
         assertThat(Settings.load(good, "127.0.0.1:9092").getLong("turnstream.turn.idle-timeout.ms", 0)).isEqualTo(1000);
     }
+
+    @Test
+    void readingAnUnregisteredKeyIsOurBugAndFailsAtOnceEvenWithADefault() {
+        Settings settings = Settings.of(new Properties());
+        assertThatThrownBy(() -> settings.getLong("turnstream.batch.brand-new.ms", 5))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("turnstream.batch.brand-new.ms is read but not listed in TurnstreamKeys: add it there");
+        assertThatThrownBy(() -> settings.get("turnstream.gateway.brand-new", "x")).isInstanceOf(IllegalStateException.class);
+        assertThat(settings.get("turnstream.gateway.price.claude", "none")).isEqualTo("none");
+        assertThat(settings.get("linger.ms", "5")).isEqualTo("5");
+    }
 }
