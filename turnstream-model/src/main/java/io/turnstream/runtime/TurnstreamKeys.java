@@ -2,10 +2,11 @@ package io.turnstream.runtime;
 
 import io.turnstream.model.Topics;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
-import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 
@@ -46,7 +47,8 @@ public final class TurnstreamKeys {
         }
     }
 
-    private static final Set<String> EXACT = Set.copyOf(exactKeys());
+    /** Sorted, so that the nearest of two equally near keys is always the same one. */
+    private static final SortedSet<String> EXACT = Collections.unmodifiableSortedSet(new TreeSet<>(exactKeys()));
     private static final List<Family> FAMILIES = List.of(
             new Family(GATEWAY + "price.", "<model>", ""),
             new Family(GATEWAY + "context-window.", "<model>", ""),
@@ -104,7 +106,7 @@ public final class TurnstreamKeys {
     public static String nearest(String key) {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
-        for (String known : new TreeSet<>(EXACT)) {
+        for (String known : EXACT) {
             int distance = distance(key, known);
             if (distance < bestDistance) {
                 best = known;
@@ -166,7 +168,7 @@ public final class TurnstreamKeys {
 
     /** Every exact key, sorted (for documentation and tests). */
     public static List<String> exact() {
-        return EXACT.stream().sorted().toList();
+        return List.copyOf(EXACT);
     }
 
     /** Every family as documented, for instance {@code turnstream.gateway.price.<model>}. */
