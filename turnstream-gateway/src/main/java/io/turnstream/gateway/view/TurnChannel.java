@@ -102,6 +102,11 @@ final class TurnChannel {
         return envelopes;
     }
 
+    /** The seqs of the last upsert and the last append of the turn the feed has read; 0 for none. */
+    synchronized StreamPosition seen() {
+        return new StreamPosition(upserts.last, appends.last);
+    }
+
     synchronized boolean idle() {
         subscribers.removeIf(SseSubscriber::done);
         return subscribers.isEmpty();

@@ -200,6 +200,15 @@ public final class TurnViews implements AutoCloseable {
     }
 
     /**
+     * How far the live feed has read a turn ({@link StreamPosition#START} before any of it). The item-state view is a
+     * reader of its own, which may be ahead: a test that means a client to be caught up from the replay buffer waits
+     * for this.
+     */
+    StreamPosition liveSeen(String turnId) {
+        return existingChannel(turnId).map(TurnChannel::seen).orElse(StreamPosition.START);
+    }
+
+    /**
      * What the views hold open for a turn's clients: its SSE streams not let go yet and the callers waiting for its
      * end. None outlives the turn's end or its client (TurnSubscriptionsTest).
      */
