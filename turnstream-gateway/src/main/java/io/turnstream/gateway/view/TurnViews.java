@@ -209,6 +209,15 @@ public final class TurnViews implements AutoCloseable {
     }
 
     /**
+     * The seqs of what the item-state view holds of a turn (the latest upsert of each item and of its lifecycle),
+     * ascending. It reads on its own and may lag the live feed: a test that means a client to be caught up from it
+     * waits for this.
+     */
+    List<Long> stateHeld(String turnId) {
+        return state.entries(turnId).stream().map(UpsertEnvelope::seq).sorted().toList();
+    }
+
+    /**
      * What the views hold open for a turn's clients: its SSE streams not let go yet and the callers waiting for its
      * end. None outlives the turn's end or its client (TurnSubscriptionsTest).
      */

@@ -107,6 +107,7 @@ class TurnEventsSseTest {
         }
         turn.reasoning("thinking", "Let me think.", ChangeType.CREATED);
         awaitLiveFeedAt(turn, 12, 0);
+        awaitItemStateHolds(turn, 1L, 11L, 12L);
 
         Stream late = Stream.open(turn.id, null);
         await().until(() -> late.seqs().size() == 3);
@@ -220,6 +221,15 @@ class TurnEventsSseTest {
      */
     private static void awaitLiveFeedAt(TurnRecords turn, long upsertSeq, long appendSeq) {
         await().until(() -> gateway.views().liveSeen(turn.id).equals(new StreamPosition(upsertSeq, appendSeq)));
+    }
+
+    /**
+     * Waits until the gateway's item-state view holds the turn as these seqs (the latest upsert of each item and of its
+     * lifecycle). It reads on its own and may lag the live feed: a client that joins beyond the replay buffer is caught
+     * up from it, and before it held the turn's lifecycle event would be handed the buffered items only.
+     */
+    private static void awaitItemStateHolds(TurnRecords turn, Long... seqs) {
+        await().until(() -> gateway.views().stateHeld(turn.id).equals(List.of(seqs)));
     }
 
     private static JsonNode getJson(String path) throws Exception {
