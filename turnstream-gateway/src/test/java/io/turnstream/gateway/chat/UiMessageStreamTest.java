@@ -111,6 +111,8 @@ class UiMessageStreamTest {
         Chunks chunks = Chunks.resume(turn.threadId);
         chunks.receive(() -> turn.message("m-s1-0", "One", ChangeType.CREATED), 4);
         turn.append("m-s1-0", 7, " three");
+        // read before the upsert that fills the gap, or it is no append after a gap
+        live.awaitLiveFeedRead(turn);
         chunks.receive(() -> turn.message("m-s1-0", "One two", ChangeType.UPDATED), 5);
         chunks.receive(() -> turn.append("m-s1-0", 7, " three"), 6);
         turn.completed();

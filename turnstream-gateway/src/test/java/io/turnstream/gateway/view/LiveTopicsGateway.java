@@ -1,5 +1,7 @@
 package io.turnstream.gateway.view;
 
+import static org.awaitility.Awaitility.await;
+
 import io.turnstream.gateway.Gateway;
 import io.turnstream.gateway.ProviderEndpoints;
 import io.turnstream.model.Topics;
@@ -57,6 +59,16 @@ public final class LiveTopicsGateway implements AutoCloseable {
     /** A new turn of the thread for a tenant. */
     public TurnRecords newTurn(String threadId, String tenantId) {
         return new TurnRecords(producer, threadId, tenantId);
+    }
+
+    /**
+     * Waits until the gateway's live feed has read everything written of the turn so far. It reads {@code llm.upserts}
+     * and {@code llm.item-appends} with one consumer, in no set order between the two topics: a test that means a record
+     * of one to be read before the next record of the other waits for this in between.
+     */
+    public void awaitLiveFeedRead(TurnRecords turn) {
+        StreamPosition written = turn.written();
+        await().until(() -> gateway.views().liveSeen(turn.id).equals(written));
     }
 
     @Override

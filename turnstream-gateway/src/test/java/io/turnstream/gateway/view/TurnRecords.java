@@ -112,6 +112,11 @@ public final class TurnRecords {
                 error)), "tool-status/" + callId);
     }
 
+    /** The seqs of the last upsert and the last append written of the turn; 0 for none. */
+    public StreamPosition written() {
+        return new StreamPosition(seq, appendSeq);
+    }
+
     public void append(String itemId, long offset, String text) {
         appendSeq++;
         String json = Json.toString(new ItemAppend(id, itemId, appendSeq, offset, text, System.currentTimeMillis()));
