@@ -303,7 +303,8 @@ public final class GrouplessConsumer implements AutoCloseable {
         }
     }
 
-    private Map<TopicPartition, Long> positions(Collection<TopicPartition> partitions) {
+    /** Where the consumer reads each partition; a partition whose position cannot be found now is left out. */
+    Map<TopicPartition, Long> positions(Collection<TopicPartition> partitions) {
         Map<TopicPartition, Long> positions = new HashMap<>();
         for (TopicPartition partition : partitions) {
             try {

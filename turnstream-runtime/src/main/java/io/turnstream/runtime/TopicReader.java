@@ -94,6 +94,7 @@ public final class TopicReader implements AutoCloseable {
     private final KafkaConsumer<String, byte[]> consumer;
     private final Handler handler;
     private final Consumer<Throwable> onFailure;
+    private final Consumer<Map<TopicPartition, Long>> afterEachPoll;
     private final Map<TopicPartition, Long> endAtStart;
     private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
     private final CountDownLatch closing = new CountDownLatch(1);
@@ -128,6 +129,7 @@ public final class TopicReader implements AutoCloseable {
         private Start start = Start.END;
         private Duration topicWait = Duration.ofSeconds(30);
         private Consumer<Throwable> onFailure = failure -> { };
+        private Consumer<Map<TopicPartition, Long>> afterEachPoll;
 
         private Builder(String name, Properties kafkaProperties, List<String> topics) {
             this.name = name;
@@ -153,6 +155,15 @@ public final class TopicReader implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Told, on the reader's thread, after the records of each poll were handed to the handler, where the reader
+         * reads every partition: every record before those positions was handed over (or skipped as bad input).
+         */
+        public Builder afterEachPoll(Consumer<Map<TopicPartition, Long>> positions) {
+            this.afterEachPoll = Objects.requireNonNull(positions);
+            return this;
+        }
+
         /** Assigns the partitions, finds the start positions and starts reading. */
         public TopicReader start(Handler handler) {
             return new TopicReader(this, handler);
@@ -164,6 +175,7 @@ public final class TopicReader implements AutoCloseable {
         this.topics = options.topics;
         this.handler = handler;
         this.onFailure = options.onFailure;
+        this.afterEachPoll = options.afterEachPoll;
         this.reads = new GrouplessConsumer(options.name, options.kafkaProperties);
         this.consumer = reads.consumer();
         try {
@@ -229,6 +241,9 @@ public final class TopicReader implements AutoCloseable {
                 try {
                     ConsumerRecords<String, byte[]> records = consumer.poll(GrouplessConsumer.POLL);
                     reads.handleInTimeOrder(records, System.nanoTime(), handler);
+                    if (afterEachPoll != null) {
+                        afterEachPoll.accept(reads.positions(consumer.assignment()));
+                    }
                     if (waiting != null && handedOver(waiting)) {
                         LOG.info("{} took the record it read again: it reads {} on", name, topics);
                         waiting = null;

@@ -6,17 +6,20 @@ import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Reads {@code llm.control} with a {@link TopicReader}, every partition, so a cancel or an approval
  * decision takes effect while the tool-call partitions are paused or busy. It starts a while back in time ({@code since}), so an
- * instance that takes over a turn still knows the turn was cancelled.
+ * instance that takes over a turn still knows the turn was cancelled. After each poll it says how far it has read
+ * ({@code read}): the scheduler starts no call before the listener has read past the call's {@link ControlFence}.
  */
 final class CancelListener implements AutoCloseable {
 
@@ -35,15 +38,18 @@ final class CancelListener implements AutoCloseable {
         void decide(String turnId, String callId, boolean approved, String reason);
     }
 
-    /** @param onFailure told when reading stopped for good: the executor no longer sees cancels */
+    /**
+     * @param read      told after each poll where the listener reads each partition, every record before it handled
+     * @param onFailure told when reading stopped for good: the executor no longer sees cancels
+     */
     CancelListener(Properties consumerProps, String topic, WireFormat wire, Instant since, Consumer<String> cancelTurn,
-                   Decisions decisions, Consumer<Throwable> onFailure) {
+                   Decisions decisions, Consumer<Map<TopicPartition, Long>> read, Consumer<Throwable> onFailure) {
         this.topic = topic;
         this.wire = wire;
         this.cancelTurn = cancelTurn;
         this.decisions = decisions;
         this.reading = TopicReader.reading(consumerProps.getProperty(CommonClientConfigs.CLIENT_ID_CONFIG, "turnstream-tool-cancels"),
-                consumerProps, List.of(topic)).from(TopicReader.Start.since(since)).onFailure(onFailure);
+                consumerProps, List.of(topic)).from(TopicReader.Start.since(since)).afterEachPoll(read).onFailure(onFailure);
     }
 
     CancelListener start() {

@@ -42,11 +42,13 @@ final class ToolCallIntake {
     }
 
     /**
+     * @param fence {@code llm.control}'s ends taken after the poll that read the record: the call starts once the cancel
+     *              listener has read past them
      * @throws SchemaRegistryException when the record cannot be read for now (on Avro, a schema registry that cannot be
      *                                 reached): nobody's record's fault, so it is neither dead-lettered nor counted as
      *                                 read, and the caller reads it again later
      */
-    void accept(ConsumerRecord<String, byte[]> record) {
+    void accept(ConsumerRecord<String, byte[]> record, ControlFence fence) {
         RecordPosition position = new RecordPosition(new TopicPartition(record.topic(), record.partition()), record.offset());
         ToolCall call = null;
         String unreadable = null;
@@ -98,7 +100,7 @@ final class ToolCallIntake {
                                 + "calling it again.", clock.millis())));
             } else {
                 outbox.rememberTrace(record, position);
-                scheduler.submit(call, position);
+                scheduler.submit(call, position, fence);
             }
         } finally {
             MDC.remove("turnId");

@@ -53,6 +53,13 @@ final class ToolExecutorClients {
         return props;
     }
 
+    /** For {@link ControlEnds}: no group, read_uncommitted, so an end offset is the high watermark. */
+    Properties controlEnds() {
+        Properties props = plainConsumer("control-ends");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        return props;
+    }
+
     /** For the ledger reader and the cancel listener: assigned partitions, no group. */
     Properties plainConsumer(String role) {
         Properties props = settings.kafkaProperties();

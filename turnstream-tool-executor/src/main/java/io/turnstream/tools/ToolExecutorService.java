@@ -31,6 +31,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -85,6 +86,7 @@ public final class ToolExecutorService implements AutoCloseable {
     private CallPartitionsRebalance rebalance;
     private GrouplessConsumer ledgerReader;
     private CancelListener cancels;
+    private ControlEnds controlEnds;
     private Thread loop;
     private volatile boolean closing;
     /** What made a helper of the loop (the cancel listener) stop for good; the executor stops with it. */
@@ -162,8 +164,10 @@ public final class ToolExecutorService implements AutoCloseable {
             committed = new CommittedPositions(consumer, () -> closing);
             ledgerReader = new GrouplessConsumer("turnstream-tool-executor-ledger", clients.plainConsumer("ledger"));
             rebalance = new CallPartitionsRebalance(scheduler, outbox, ledger, offsets, committed, ledgerReader, this::flush);
+            controlEnds = new ControlEnds(clients.controlEnds(), topics.control());
             cancels = new CancelListener(clients.plainConsumer("cancels"), topics.control(), wire,
-                    clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide, this::stopOn).start();
+                    clock.instant().minus(config.turnMemory()), scheduler::cancelTurn, scheduler::decide,
+                    scheduler::controlRead, this::stopOn).start();
             loop = new Thread(this::run, "turnstream-tool-executor");
             loop.start();
             LOG.info("tool executor {} started: workspace {}, tools {}", config.instanceId(), workspace.root(),
@@ -286,12 +290,29 @@ public final class ToolExecutorService implements AutoCloseable {
      * Hands the poll's records to the intake, partition by partition. A record that cannot be read for now (a schema
      * registry that cannot be reached) skips nothing: it and the poll's records after it are read again after a backoff
      * that grows while the registry stays away, fetching held meanwhile (polling goes on, so the group membership stays).
+     *
+     * <p>First it takes {@code llm.control}'s ends: the poll's calls start only once the cancel listener has read past
+     * them ({@link ControlFence}), so a cancel written before a call was read (the user cancelled, the gateway had not
+     * read it yet when it released the call) aborts it unrun, however far the listener lags. When the ends cannot be
+     * had in time, the poll's records are read again after a backoff: no call runs without its fence.
      */
     private void take(ConsumerRecords<String, byte[]> records) {
+        ControlFence fence = ControlFence.NONE;
+        if (!records.isEmpty()) {
+            try {
+                fence = controlEnds.now();
+            } catch (RetriableException e) {
+                LOG.warn("the end offsets of {} could not be read ({}); reading the poll's {} tool call(s) again after a "
+                        + "backoff", topics.control(), e.toString(), records.count());
+                records.partitions().forEach(partition -> consumer.seek(partition, records.records(partition).get(0).offset()));
+                holdFetching(1);
+                return;
+            }
+        }
         for (TopicPartition partition : records.partitions()) {
             for (ConsumerRecord<String, byte[]> record : records.records(partition)) {
                 try {
-                    intake.accept(record);
+                    intake.accept(record, fence);
                 } catch (RuntimeException e) {
                     SchemaRegistryException registry = Failures.registryFailure(e);
                     if (registry == null) {
@@ -598,7 +619,7 @@ public final class ToolExecutorService implements AutoCloseable {
 
     private void closeQuietly() {
         AutoCloseable ownMetrics = ownsServiceMetrics ? serviceMetrics : null;
-        for (AutoCloseable closeable : new AutoCloseable[] {cancels, scheduler, consumer, ledgerReader, transactions, metrics,
+        for (AutoCloseable closeable : new AutoCloseable[] {cancels, controlEnds, scheduler, consumer, ledgerReader, transactions, metrics,
                 ownMetrics}) {
             closeQuietly(closeable);
         }

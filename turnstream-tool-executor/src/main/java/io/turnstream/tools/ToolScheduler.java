@@ -41,6 +41,8 @@ import org.slf4j.MDC;
  * unknown tool, invalid arguments, a doom loop, a timeout, a crash, a cancelled turn or a failed sibling (one
  * of the same model step, running, queued or arriving later: {@link Turn#failedSteps});
  * only {@link #dropPartitions}/{@link #dropAll} end calls without a result (their record is redelivered).
+ * No call starts before the cancel listener has read {@code llm.control} up to the call's {@link ControlFence}
+ * ({@link #controlRead}), so a cancel written before the call was read aborts it unrun, however late it is read.
  */
 final class ToolScheduler implements AutoCloseable {
 
@@ -84,12 +86,15 @@ final class ToolScheduler implements AutoCloseable {
         private ScheduledFuture<?> timeout;
         /** Why it waits for approval ({@link ControlMessage#ASK_POLICY} or {@link ControlMessage#ASK_DOOM_LOOP}); null when it does not. */
         private String askedBecause;
+        /** How far {@code llm.control} must be read before the call may start; null once it was. */
+        private ControlFence fence;
 
-        private ScheduledCall(ToolCall call, RecordPosition position, Tool tool, JsonNode arguments) {
+        private ScheduledCall(ToolCall call, RecordPosition position, Tool tool, JsonNode arguments, ControlFence fence) {
             this.call = call;
             this.position = position;
             this.tool = tool;
             this.arguments = arguments;
+            this.fence = fence;
         }
 
         private boolean active() {
@@ -160,6 +165,8 @@ final class ToolScheduler implements AutoCloseable {
     private final Map<String, Turn> turns = new HashMap<>();
     private final Map<String, Long> cancelledTurns = new HashMap<>();
     private final Map<CallKey, ScheduledCall> unresolved = new HashMap<>();
+    /** Where the cancel listener reads {@code llm.control}: every record before these positions reached the scheduler. */
+    private Map<TopicPartition, Long> controlRead = Map.of();
     private int running;
 
     /** @param workspace the root; each tenant's calls run in their own directory below it (see {@link Workspaces}) */
@@ -172,8 +179,12 @@ final class ToolScheduler implements AutoCloseable {
         timers.setRemoveOnCancelPolicy(true);
     }
 
-    /** Accepts a call: answers it at once when it cannot run, otherwise queues it and starts what can start. */
-    synchronized void submit(ToolCall call, RecordPosition position) {
+    /**
+     * Accepts a call: answers it at once when it cannot run, otherwise queues it and starts what can start.
+     *
+     * @param fence {@code llm.control}'s ends taken after the call was read: it starts only once the listener read past them
+     */
+    synchronized void submit(ToolCall call, RecordPosition position, ControlFence fence) {
         long now = clock.millis();
         Turn turn = turns.computeIfAbsent(call.turnId(), id -> new Turn(position.partition()));
         turn.lastActivity = now;
@@ -203,7 +214,8 @@ final class ToolScheduler implements AutoCloseable {
             if (!check.ok()) {
                 refuse(call, position, ToolErrors.INVALID_ARGUMENTS, "Invalid arguments for " + call.toolName() + ": " + check.problem());
             } else {
-                ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments());
+                ScheduledCall scheduled = new ScheduledCall(call, position, tool.get(), check.arguments(),
+                        fence.reachedBy(controlRead) ? null : fence);
                 turn.calls.add(scheduled);
                 unresolved.put(CallKey.of(call), scheduled);
                 if (config.approvals().policyFor(call.toolName()) == ToolApprovals.Policy.ASK) {
@@ -282,6 +294,26 @@ final class ToolScheduler implements AutoCloseable {
         }
     }
 
+    /**
+     * The cancel listener handed over every {@code llm.control} record before these positions (cancels and decisions
+     * applied): calls whose fence they pass may start.
+     */
+    synchronized void controlRead(Map<TopicPartition, Long> positions) {
+        controlRead = Map.copyOf(positions);
+        for (Turn turn : List.copyOf(turns.values())) {
+            boolean passed = false;
+            for (ScheduledCall call : turn.calls) {
+                if (call.fence != null && call.fence.reachedBy(controlRead)) {
+                    call.fence = null;
+                    passed = true;
+                }
+            }
+            if (passed) {
+                startWhatCan(turn);
+            }
+        }
+    }
+
     /** Stops the calls read from these partitions without a result: another owner (or a rewind) reads them again. */
     synchronized void dropPartitions(Collection<TopicPartition> partitions) {
         drop(partitions::contains);
@@ -340,7 +372,8 @@ final class ToolScheduler implements AutoCloseable {
             if (call.state != State.QUEUED) {
                 continue;
             }
-            if (!turn.canStart(call.tool.concurrencySafe(), config.maxConcurrency())) {
+            // a call waiting for the listener holds the later ones back too: calls start in arrival order
+            if (call.fence != null || !turn.canStart(call.tool.concurrencySafe(), config.maxConcurrency())) {
                 break;
             }
             call.state = State.STARTING;

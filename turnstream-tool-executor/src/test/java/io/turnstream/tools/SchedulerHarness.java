@@ -44,7 +44,47 @@ final class SchedulerHarness implements AutoCloseable {
     private final Map<CallKey, ToolResult> resultsByTurnAndCall = new ConcurrentHashMap<>();
     private final List<String> duplicates = new CopyOnWriteArrayList<>();
     private final AtomicLong offsets = new AtomicLong();
+    /** {@code llm.control} as the cancel listener reads it: records written, and how far the listener has handed them over. */
+    final ControlLog control = new ControlLog();
     private volatile boolean holdStarts;
+
+    /**
+     * A model of {@code llm.control} (one partition) and the executor's cancel listener: {@link #cancel} writes a
+     * cancel the listener has not read yet, {@link #read} hands every record written to the scheduler and then says
+     * where it got, as the listener's next poll does. Each call is submitted with the log's end as its fence, as the
+     * service takes it after the poll that read the call.
+     */
+    final class ControlLog {
+        private static final TopicPartition CONTROL = new TopicPartition("llm.control", 0);
+        /** The turn id each record cancels; null for a record of another kind (a decision, a notice). */
+        private final List<String> records = new CopyOnWriteArrayList<>();
+        private int read;
+
+        /** A cancel of the turn is written to {@code llm.control}; the listener has not read it yet. */
+        void cancel(String turnId) {
+            records.add(turnId);
+        }
+
+        /** A record that cancels nothing (another turn's notice, say) is written; the listener has not read it yet. */
+        void other() {
+            records.add(null);
+        }
+
+        /** The listener reads everything written so far, hands it to the scheduler, then says where it got. */
+        synchronized void read() {
+            while (read < records.size()) {
+                String cancelled = records.get(read++);
+                if (cancelled != null) {
+                    scheduler.cancelTurn(cancelled);
+                }
+            }
+            scheduler.controlRead(Map.of(CONTROL, (long) read));
+        }
+
+        ControlFence end() {
+            return new ControlFence(Map.of(CONTROL, (long) records.size()));
+        }
+    }
 
     /** @param settings {@code turnstream.tool-executor.*} keys without the prefix, in pairs */
     SchedulerHarness(ToolRegistry registry, String... settings) {
@@ -134,7 +174,8 @@ final class SchedulerHarness implements AutoCloseable {
     private String submit(String tenantId, String threadId, String turnId, String callId, String itemId, String tool,
                           String arguments) {
         scheduler.submit(new ToolCall(callId, turnId, threadId, "run-1", itemId, tool,
-                Json.parseOrText(arguments), System.currentTimeMillis(), tenantId), new RecordPosition(PARTITION, offsets.get()));
+                Json.parseOrText(arguments), System.currentTimeMillis(), tenantId), new RecordPosition(PARTITION, offsets.get()),
+                control.end());
         return callId;
     }
 

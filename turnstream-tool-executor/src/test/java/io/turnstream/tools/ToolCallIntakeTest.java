@@ -63,8 +63,8 @@ class ToolCallIntakeTest {
                 Json.MAPPER.createObjectNode(), 1_000, null);
 
         intake.accept(record(0, ByteBuffer.allocate(6).put(AvroWireFormat.MAGIC_BYTE).putInt(protobuf).put((byte) 2)
-                .array()));
-        intake.accept(record(1, avro.write(TOPIC, call)));
+                .array()), ControlFence.NONE);
+        intake.accept(record(1, avro.write(TOPIC, call)), ControlFence.NONE);
 
         assertThat(outbox.takeAll()).singleElement().isInstanceOfSatisfying(ResultOutbox.DeadLetter.class, dead -> {
             assertThat(dead.record().offset()).isZero();
@@ -87,13 +87,13 @@ class ToolCallIntakeTest {
                 Json.MAPPER.createObjectNode(), 1_000, null);
         outage.down = true;
 
-        assertThatThrownBy(() -> intakeOnOutage.accept(record(0, outage.write(TOPIC, call))))
+        assertThatThrownBy(() -> intakeOnOutage.accept(record(0, outage.write(TOPIC, call)), ControlFence.NONE))
                 .isInstanceOf(SchemaRegistryException.class);
 
         assertThat(letters.takeAll()).as("nothing dead-lettered").isEmpty();
         assertThat(offsets.committable()).as("nothing counted as read").isEmpty();
         outage.down = false;
-        intakeOnOutage.accept(record(0, outage.write(TOPIC, call)));
+        intakeOnOutage.accept(record(0, outage.write(TOPIC, call)), ControlFence.NONE);
         assertThat(harness.awaitResult("turn-1", "call-1")).as("read again, handed to the scheduler").isNotNull();
     }
 

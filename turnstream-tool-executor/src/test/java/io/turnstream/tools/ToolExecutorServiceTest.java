@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -310,6 +311,29 @@ class ToolExecutorServiceTest {
         }
         await().until(() -> tools.events.containsAll(List.of("interrupted c1", "interrupted c2")));
         assertThat(tools.events).doesNotContain("start c3");
+    }
+
+    /**
+     * The user cancels, and the gateway, which has not read the cancel yet, releases the step's calls right after: each
+     * call is read after its turn's cancel was written, and none may run, however late the cancel listener reads it.
+     */
+    @Test
+    void callsWrittenAfterTheirTurnWasCancelledAreAbortedAndNeverRun(TestInfo test) {
+        given(test, 2);
+        executor = kafka.start(ToolRegistry.of(List.of(tools.read, tools.write)));
+        List<String> calls = new ArrayList<>();
+        for (int turn = 1; turn <= 4; turn++) {
+            kafka.cancel("turn-" + turn);
+            calls.add(kafka.call("turn-" + turn, "write", named("w" + turn)));
+            calls.add(kafka.call("turn-" + turn, "read", named("r" + turn)));
+            tools.open("w" + turn, "r" + turn);
+        }
+
+        for (ConsumerRecord<String, ToolResult> result : kafka.awaitResults(calls)) {
+            assertThat(result.value().error().code()).isEqualTo(ToolErrors.ABORTED);
+            assertThat(result.value().output().asText()).isEqualTo("Tool execution was aborted: user interrupted");
+        }
+        assertThat(tools.events).as("no call ran").isEmpty();
     }
 
     @Test

@@ -197,6 +197,48 @@ class ToolSchedulerTest {
     }
 
     @Test
+    void aCallReadAfterItsTurnsCancelWasWrittenIsAbortedUnrunThoughTheListenerReadsTheCancelOnlyAfterIt() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write)))) {
+            // the user cancels the turn; the gateway, not having read the cancel yet, releases the step's calls
+            harness.control.cancel("turn-1");
+            String w = harness.call("turn-1", "write", named("w"));
+            String r = harness.call("turn-1", "read", named("r"));
+            open("w", "r");
+
+            assertThat(harness.startRequests).as("no started mark for the write: the cancel before it is not read yet").isEmpty();
+            assertThat(harness.scheduler.running()).as("the read does not run either").isZero();
+
+            harness.control.read();
+
+            for (String call : List.of(w, r)) {
+                ToolResult result = harness.awaitResult(call);
+                assertThat(result.error().code()).isEqualTo(ToolErrors.ABORTED);
+                assertThat(harness.output(call)).isEqualTo("Tool execution was aborted: user interrupted");
+            }
+            assertThat(events).as("neither call ran").isEmpty();
+        }
+    }
+
+    @Test
+    void aCallWaitsOnlyForTheControlRecordsWrittenBeforeItWasReadAndStartsAtOnceWhenThereAreNone() {
+        try (SchedulerHarness harness = new SchedulerHarness(ToolRegistry.of(List.of(read, write)))) {
+            String quiet = harness.call("turn-1", "read", named("quiet"));
+            assertThat(harness.scheduler.running()).as("nothing unread on llm.control: it starts at once").isEqualTo(1);
+
+            harness.control.other();
+            String waits = harness.call("turn-2", "write", named("waits"));
+            assertThat(harness.startRequests).as("a record written before the call is not read yet").isEmpty();
+
+            harness.control.read();
+            harness.control.other();
+            assertThat(harness.startRequests).as("read past its fence, later records do not matter").hasSize(1);
+            open("quiet", "waits");
+            assertThat(harness.awaitResult(quiet).success()).isTrue();
+            assertThat(harness.awaitResult(waits).success()).isTrue();
+        }
+    }
+
+    @Test
     void aCrashedCallAbortsItsRunningAndQueuedSiblings() {
         // the crash waits until its sibling is queued: crashing first would leave no queued sibling to abort
         CountDownLatch siblingQueued = new CountDownLatch(1);
