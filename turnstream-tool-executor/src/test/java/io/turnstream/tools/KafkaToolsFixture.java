@@ -42,6 +42,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
 final class KafkaToolsFixture implements AutoCloseable {
 
     private static final AtomicInteger COUNT = new AtomicInteger();
+    /**
+     * How long a wait for the executor's work on the broker may take: its first read comes after its consumer group's
+     * join and the ledger's read on assignment, seconds on a loaded machine.
+     */
+    static final Duration PATIENCE = Duration.ofSeconds(60);
 
     final String name;
     final Topics topics;
@@ -139,7 +144,7 @@ final class KafkaToolsFixture implements AutoCloseable {
 
     /** Waits until every one of these calls has a result on llm.tool-results; returns all results received so far. */
     List<ConsumerRecord<String, ToolResult>> awaitResults(Collection<String> callIds) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
+        await().atMost(PATIENCE).until(() -> {
             poll();
             return callIds.stream().allMatch(id -> received.stream().anyMatch(r -> r.value().callId().equals(id)));
         });
@@ -153,7 +158,7 @@ final class KafkaToolsFixture implements AutoCloseable {
 
     /** Waits until {@code count} results for this call id (of any turns) are on llm.tool-results; returns them. */
     List<ConsumerRecord<String, ToolResult>> awaitResultsOf(String callId, int count) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
+        await().atMost(PATIENCE).until(() -> {
             poll();
             return received.stream().filter(r -> r.value().callId().equals(callId)).count() >= count;
         });
@@ -165,7 +170,7 @@ final class KafkaToolsFixture implements AutoCloseable {
         List<String> keys = new ArrayList<>();
         try (KafkaConsumer<String, byte[]> consumer = readCommitted()) {
             consumer.subscribe(List.of(topicProps.getProperty(Topics.PREFIX + "tool-ledger")));
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
+            await().atMost(PATIENCE).until(() -> {
                 consumer.poll(Duration.ofMillis(100)).forEach(record -> keys.add(record.key()));
                 return ready.test(keys);
             });
@@ -183,7 +188,7 @@ final class KafkaToolsFixture implements AutoCloseable {
         List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
         try (KafkaConsumer<String, byte[]> consumer = readCommitted()) {
             consumer.subscribe(List.of(topicProps.getProperty(Topics.PREFIX + "tool-calls-dead-letters")));
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
+            await().atMost(PATIENCE).until(() -> {
                 consumer.poll(Duration.ofMillis(100)).forEach(letters::add);
                 return ready.test(letters);
             });

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +59,14 @@ class ToolExecutorServiceTest {
 
     private void given(TestInfo test, int partitions) {
         kafka = new KafkaToolsFixture(broker, test.getTestMethod().orElseThrow().getName(), partitions);
+    }
+
+    /**
+     * Waits for something the executor does once it reads its first calls: that comes after its consumer group's join
+     * and the ledger's read on assignment, so it is given as long as a result is ({@link KafkaToolsFixture#PATIENCE}).
+     */
+    private static void awaitFirstRead(Callable<Boolean> condition) {
+        await().atMost(KafkaToolsFixture.PATIENCE).until(condition);
     }
 
     @AfterEach
@@ -124,7 +133,7 @@ class ToolExecutorServiceTest {
         wire.down = true;
 
         String call = kafka.call("turn-1", "read_file", "{\"path\": \"hello.txt\"}");
-        await().until(() -> executor.waitingFor().containsKey("tool-calls"));
+        awaitFirstRead(() -> executor.waitingFor().containsKey("tool-calls"));
         assertThat(kafka.answered(call)).as("not answered while it cannot be read").isFalse();
 
         wire.down = false;
@@ -149,7 +158,7 @@ class ToolExecutorServiceTest {
         tools.open("w");
 
         String call = kafka.call("turn-1", "write", named("w"));
-        await().until(() -> tools.events.contains("end w"));
+        awaitFirstRead(() -> tools.events.contains("end w"));
         await().until(() -> executor.waitingFor().containsKey("tool-results"));
         assertThat(kafka.answered(call)).as("not published while it cannot be written").isFalse();
 
@@ -174,7 +183,7 @@ class ToolExecutorServiceTest {
         RegistryOutage wire = startOnAWireWithoutRegistry(rangeAssigned(kafka.settings()));
         wire.down = true;
         String call = kafka.callOnPartition(1, "turn-1", "read_file", "{\"path\": \"hello.txt\"}");
-        await().until(() -> executor.waitingFor().containsKey("tool-calls"));
+        awaitFirstRead(() -> executor.waitingFor().containsKey("tool-calls"));
 
         Settings other = rangeAssigned(kafka.settings("instance-id", kafka.name + "-instance-b"));
         try (ToolExecutorService takingPartition1 = new ToolExecutorService(other, ToolRegistry.installed()).start()) {
@@ -260,7 +269,7 @@ class ToolExecutorServiceTest {
         executor = kafka.start(ToolRegistry.of(List.of(meet, tools.read)));
 
         String slow = kafka.call("turn-slow", "read", named("slow"));
-        await().until(() -> tools.events.contains("start slow"));
+        awaitFirstRead(() -> tools.events.contains("start slow"));
         List<String> meetings = List.of(kafka.call("turn-1", "meet", named("a")), kafka.call("turn-1", "meet", named("b")),
                 kafka.call("turn-1", "meet", named("c")));
 
@@ -301,7 +310,7 @@ class ToolExecutorServiceTest {
         String c1 = kafka.call("turn-1", "read", named("c1"));
         String c2 = kafka.call("turn-1", "read", named("c2"));
         String c3 = kafka.call("turn-1", "write", named("c3"));
-        await().until(() -> tools.events.containsAll(List.of("start c1", "start c2")));
+        awaitFirstRead(() -> tools.events.containsAll(List.of("start c1", "start c2")));
 
         kafka.cancel("turn-1");
 
@@ -359,7 +368,7 @@ class ToolExecutorServiceTest {
                 .with("max.poll.interval.ms", "1000"));
         String a = kafka.call("turn-a", "read", named("a"));
         String b = kafka.call("turn-b", "read", named("b"));
-        await().until(() -> executor.metrics().value("paused-partitions", null) == 1);
+        awaitFirstRead(() -> executor.metrics().value("paused-partitions", null) == 1);
 
         String c = kafka.call("turn-c", "read", named("c"));
         tools.open("c");
