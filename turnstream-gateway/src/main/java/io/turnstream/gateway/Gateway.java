@@ -138,6 +138,8 @@ public final class Gateway implements AutoCloseable {
                     IDEMPOTENCY_KEYS);
             awaitStartupRead(startedIdempotency.caughtUp(), "the last day's Idempotency-Keys are not all read yet; "
                     + "a retry of a key not read yet is answered from the turn's ids");
+            awaitStartupRead(startedViews.loaded(), "llm.item-state is not all read yet: snapshots and late joiners "
+                    + "may miss items until it is, and a thread's next turn waits for it before it rebuilds the conversation");
             IdempotencyIndex requests = startedIdempotency;
             this.ownership = new TurnOwnership(ownerInKafka(startedViews, requests),
                     config.security().unknownTurnGrace());
@@ -218,8 +220,8 @@ public final class Gateway implements AutoCloseable {
         Map<String, Object> kafka = new LinkedHashMap<>();
         kafka.put("producer", producer.healthy() ? "UP" : "DOWN");
         kafka.put("inbox", inbox != null && inbox.healthy() ? "UP" : "DOWN");
-        kafka.put("views", views != null && views.healthy() && idempotency != null && idempotency.healthy()
-                ? "UP" : "DOWN");
+        kafka.put("views", views != null && views.healthy() && views.loaded().isDone() && idempotency != null
+                && idempotency.healthy() ? "UP" : "DOWN");
         kafka.put("tools", tools != null && tools.healthy() ? "UP" : "DOWN");
         kafka.put("usage", usageFeed != null && usageFeed.healthy() ? "UP" : "DOWN");
         kafka.put("thread-allowances", allowances != null && allowances.healthy() ? "UP" : "DOWN");

@@ -73,6 +73,7 @@ public final class ThreadHistory implements ThreadRebuild {
         if (!request.fromThread() && !ThreadConversation.namesEarlierTurns(request.history())) {
             return request;
         }
+        awaitItemState();
         before.ifPresent(this::awaitItems);
         Optional<Long> since = views.threadSince(record.tenantId(), record.threadId());
         if (since.isEmpty()) {
@@ -129,6 +130,21 @@ public final class ThreadHistory implements ThreadRebuild {
             return providerOf.apply(request);
         } catch (RuntimeException notConfiguredHere) {
             return null;
+        }
+    }
+
+    /**
+     * Waits until the views hold what {@code llm.item-state} held when this gateway started: before that, a thread's
+     * earlier turns may be missing from them, and the model would be called without its conversation.
+     */
+    private void awaitItemState() {
+        try {
+            views.loaded().get(ITEMS_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("the views have not read llm.item-state to where it stood at start-up after {} s; the thread goes on "
+                    + "with what they show", ITEMS_WAIT.toSeconds());
         }
     }
 
