@@ -27,13 +27,18 @@ final class ItemStateView implements AutoCloseable {
     private final Map<String, Map<String, UpsertEnvelope>> turns;
     private final TopicReader reader;
     private final Consumer<UpsertEnvelope> listener;
+    private final Consumer<String> turnRead;
 
-    /** @param listener sees every envelope read, on the reader's thread */
+    /**
+     * @param listener sees every envelope read, on the reader's thread
+     * @param turnRead told the turn id after each record of a turn was applied (a tombstone too), on the reader's thread
+     */
     ItemStateView(Properties kafkaProperties, String topic, WireFormat format, int maxTurns,
-                  Consumer<UpsertEnvelope> listener) {
+                  Consumer<UpsertEnvelope> listener, Consumer<String> turnRead) {
         this.topic = topic;
         this.format = format;
         this.listener = listener;
+        this.turnRead = turnRead;
         this.turns = new LinkedHashMap<>(256, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, Map<String, UpsertEnvelope>> eldest) {
@@ -58,6 +63,9 @@ final class ItemStateView implements AutoCloseable {
                     items.remove(record.key());
                 }
             }
+            if (turnId != null) {
+                turnRead.accept(turnId);
+            }
             return;
         }
         UpsertEnvelope envelope;
@@ -74,6 +82,7 @@ final class ItemStateView implements AutoCloseable {
                     .merge(record.key(), envelope, (old, fresh) -> fresh.seq() >= old.seq() ? fresh : old);
         }
         listener.accept(envelope);
+        turnRead.accept(envelope.turnId());
     }
 
     /** The latest envelope of each item of a turn (empty when the turn is unknown). */

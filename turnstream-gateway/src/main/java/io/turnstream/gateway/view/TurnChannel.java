@@ -1,11 +1,15 @@
 package io.turnstream.gateway.view;
 
+import io.turnstream.model.ChangeType;
+import io.turnstream.model.UIUpsert;
 import io.turnstream.model.UpsertEnvelope;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -46,6 +50,16 @@ final class TurnChannel {
     private final Set<SseSubscriber> subscribers = new HashSet<>();
     private final StreamSeen upserts = new StreamSeen();
     private final StreamSeen appends = new StreamSeen();
+    /**
+     * Per item whose upserts left the buffer, the seq of the latest that did, and whether it withdrew the item: what a
+     * snapshot needs from the item-state view ({@link #heldWith}). A few bytes per item, not its content.
+     */
+    private final Map<String, Evicted> evictedItems = new HashMap<>();
+    /** The feed read the turn's terminal event. */
+    private boolean ended;
+
+    private record Evicted(long seq, boolean withdrawn) {
+    }
 
     TurnChannel(int capacity) {
         this.capacity = capacity;
@@ -58,7 +72,11 @@ final class TurnChannel {
         if (buffer.size() == capacity) {
             LiveEvent dropped = buffer.removeFirst();
             seen(dropped).evicted = dropped.seq();
+            if (dropped instanceof LiveEvent.Upsert upsert && upsert.envelope().payload() instanceof UIUpsert item) {
+                evictedItems.put(item.itemId(), new Evicted(dropped.seq(), item.changeType() == ChangeType.WITHDRAWN));
+            }
         }
+        ended |= event.isTerminal();
         buffer.addLast(event);
         subscribers.removeIf(SseSubscriber::done);
         subscribers.forEach(s -> s.deliver(event));
@@ -100,6 +118,33 @@ final class TurnChannel {
             }
         }
         return envelopes;
+    }
+
+    /**
+     * Whether {@code state} (the item-state view's entries of the turn) and the buffer together hold the latest upsert
+     * of every item the feed read: each item whose upserts left the buffer is in {@code state} at least as far as the
+     * feed read it (or, withdrawn, no longer there). The item-state view reads on its own and may lag the feed. True
+     * when the feed did not read the turn from its first upsert: it cannot tell what came before.
+     */
+    synchronized boolean heldWith(Collection<UpsertEnvelope> state) {
+        if (evictedItems.isEmpty() || upserts.first != 1) {
+            return true;
+        }
+        Map<String, Long> latest = new HashMap<>();
+        for (UpsertEnvelope envelope : TurnSnapshots.concat(state, bufferedUpserts())) {
+            if (envelope.payload() instanceof UIUpsert item) {
+                latest.merge(item.itemId(), envelope.seq(), Math::max);
+            }
+        }
+        return evictedItems.entrySet().stream().allMatch(item -> {
+            long held = latest.getOrDefault(item.getKey(), 0L);
+            return held >= item.getValue().seq() || item.getValue().withdrawn() && held == 0;
+        });
+    }
+
+    /** Whether the feed read the turn's terminal event. */
+    synchronized boolean ended() {
+        return ended;
     }
 
     /** The seqs of the last upsert and the last append of the turn the feed has read; 0 for none. */

@@ -14,10 +14,12 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,6 +29,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the gateway serves to user interfaces about turns, from Kafka: one shared {@code read_committed}
@@ -38,6 +42,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 public final class TurnViews implements AutoCloseable {
 
+    private static final Logger LOG = LoggerFactory.getLogger(TurnViews.class);
+    /** How long a turn's end waits for the item-state view to hold the items that left its replay buffer. */
+    static final Duration HELD_WAIT = Duration.ofSeconds(10);
+
     private final TurnViewConfig config;
     private final String upsertsTopic;
     private final String appendsTopic;
@@ -48,6 +56,8 @@ public final class TurnViews implements AutoCloseable {
     private final ThreadTurns threads;
     /** Callers waiting for a turn's end, by turn id. */
     private final Map<String, List<CompletableFuture<TurnSnapshot>>> endWaiters = new ConcurrentHashMap<>();
+    /** Turns whose end was read while the item-state view lacked some of their items (see {@link #ended}). */
+    private final Set<String> awaitingState = ConcurrentHashMap.newKeySet();
     private final AtomicInteger senderThreads = new AtomicInteger();
     private final ExecutorService sender;
     private final Runnable streamFellBehind;
@@ -73,7 +83,7 @@ public final class TurnViews implements AutoCloseable {
                 daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
-                threads::record);
+                threads::record, this::stateRead);
     }
 
     /**
@@ -129,18 +139,57 @@ public final class TurnViews implements AutoCloseable {
             throw new IllegalArgumentException("a live event needs a turn id");
         }
         channel(turnId).publish(event);
-        if (event.isTerminal()) {
-            List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.remove(turnId);
-            if (waiting != null) {
-                TurnSnapshot ended = snapshot(turnId, null).orElseThrow();
-                waiting.forEach(waiter -> waiter.complete(ended));
-            }
+        if (event.isTerminal() && endWaiters.containsKey(turnId)) {
+            answerEnded(turnId, false);
+        }
+    }
+
+    /** The item-state view applied a record of the turn: an end read already may be answered now. */
+    private void stateRead(String turnId) {
+        if (endWaiters.containsKey(turnId) && existingChannel(turnId).map(TurnChannel::ended).orElse(false)) {
+            answerEnded(turnId, false);
         }
     }
 
     /**
+     * Answers the callers waiting for the turn's end with its snapshot once the views hold every item of it
+     * ({@link #heldInViews}); until then the item-state view's reads ({@link #stateRead}) try again, and after
+     * {@link #HELD_WAIT} ({@code anyway}) the callers get what the views hold.
+     */
+    private void answerEnded(String turnId, boolean anyway) {
+        if (!heldInViews(turnId)) {
+            if (anyway) {
+                LOG.warn("turn {} ended, but after {} s the gateway's item-state view still lacks items that left the "
+                        + "turn's replay buffer; answering with what the views hold", turnId, HELD_WAIT.toSeconds());
+            } else {
+                if (awaitingState.add(turnId)) {
+                    heartbeats.schedule(() -> answerEnded(turnId, true), HELD_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                }
+                return;
+            }
+        }
+        awaitingState.remove(turnId);
+        List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.remove(turnId);
+        if (waiting != null) {
+            TurnSnapshot ended = snapshot(turnId, null).orElseThrow();
+            waiting.forEach(waiter -> waiter.complete(ended));
+        }
+    }
+
+    /**
+     * Whether the item-state view and the replay buffer together hold every item of the turn the live feed read. The
+     * two are read apart, and a turn longer than the buffer (appends count) has its first items only in that view,
+     * which may lag the feed: an answer built at the end without them would leave them out. True when the feed has no
+     * channel of the turn (nothing to compare with).
+     */
+    private boolean heldInViews(String turnId) {
+        return existingChannel(turnId).map(channel -> channel.heldWith(state.entries(turnId))).orElse(true);
+    }
+
+    /**
      * The turn's snapshot once its terminal event is read (at once when it already was), for callers
-     * that answer with the whole turn rather than a stream of it.
+     * that answer with the whole turn rather than a stream of it. A turn whose first items left the replay
+     * buffer is answered once the item-state view holds them too (up to {@link #HELD_WAIT}).
      */
     public CompletableFuture<TurnSnapshot> ended(String turnId) {
         CompletableFuture<TurnSnapshot> waiter = new CompletableFuture<>();
@@ -151,14 +200,15 @@ public final class TurnViews implements AutoCloseable {
                 stopWaiting(turnId, waiter);
             }
         });
-        // registered first, checked second: an end read in between completes the waiter in publish()
+        // registered first, checked second: an end read in between completes the waiter in publish() or stateRead()
         snapshot(turnId, null).filter(snapshot -> snapshot.turn() != null
                 && snapshot.turn().type() != UiPayloadType.TURN_STARTED).ifPresent(snapshot -> {
+                    if (!heldInViews(turnId)) {
+                        answerEnded(turnId, false);
+                        return;
+                    }
                     waiter.complete(snapshot);
-                    endWaiters.computeIfPresent(turnId, (id, list) -> {
-                        list.remove(waiter);
-                        return list.isEmpty() ? null : list;
-                    });
+                    stopWaiting(turnId, waiter);
                 });
         return waiter;
     }

@@ -75,6 +75,24 @@ public final class TurnRecords {
         item(itemId, UiItemType.MESSAGE, content, changeType);
     }
 
+    /**
+     * A message upsert on {@code llm.upserts} whose {@code llm.item-state} record is held back: as when the gateway's
+     * item-state view lags its live feed. Running what it returns writes that record.
+     */
+    public Runnable messageHoldingItsState(String itemId, String content, ChangeType changeType) {
+        long version = versions.merge(itemId, 1L, Long::sum);
+        seq++;
+        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
+                seq, PayloadType.ITEM_UPSERT, UIUpsert.text(id, threadId, itemId, UiItemType.MESSAGE, changeType, version,
+                        content, "agent", null)));
+        producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
+        producer.flush();
+        return () -> {
+            producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + itemId, json));
+            producer.flush();
+        };
+    }
+
     /** The summary a compaction put in place of the earlier conversation. */
     public void compactionSummary(String itemId, String summary) {
         long version = versions.merge(itemId, 1L, Long::sum);
