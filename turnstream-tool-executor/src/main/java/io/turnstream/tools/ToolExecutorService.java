@@ -304,7 +304,7 @@ public final class ToolExecutorService implements AutoCloseable {
             } catch (RetriableException e) {
                 LOG.warn("the end offsets of {} could not be read ({}); reading the poll's {} tool call(s) again after a "
                         + "backoff", topics.control(), e.toString(), records.count());
-                records.partitions().forEach(partition -> consumer.seek(partition, records.records(partition).get(0).offset()));
+                records.partitions().forEach(partition -> readAgainFromFirst(records, partition));
                 holdFetching(1);
                 return;
             }
@@ -356,11 +356,16 @@ public final class ToolExecutorService implements AutoCloseable {
                 consumer.seek(partition, offset);
                 after = true;
             } else if (after) {
-                consumer.seek(partition, records.records(partition).get(0).offset());
+                readAgainFromFirst(records, partition);
             }
         }
         waitingAt = new RecordPosition(failed, offset);
         holdFetching(reading.failed(registry, "read " + failed + " at offset " + offset));
+    }
+
+    /** Seeks {@code partition} back to its first record in the poll: the next fetch brings them all again. */
+    private void readAgainFromFirst(ConsumerRecords<String, byte[]> records, TopicPartition partition) {
+        consumer.seek(partition, records.records(partition).get(0).offset());
     }
 
     private ConsumerRecords<String, byte[]> poll() {
