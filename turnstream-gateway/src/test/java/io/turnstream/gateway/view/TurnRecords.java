@@ -6,7 +6,6 @@ import io.turnstream.model.ErrorInfo;
 import io.turnstream.model.ItemAppend;
 import io.turnstream.model.Json;
 import io.turnstream.model.ResponseStatus;
-import io.turnstream.model.PayloadType;
 import io.turnstream.model.StreamPayload;
 import io.turnstream.model.ToolState;
 import io.turnstream.model.Topics;
@@ -81,10 +80,8 @@ public final class TurnRecords {
      */
     public Runnable messageHoldingItsState(String itemId, String content, ChangeType changeType) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        seq++;
-        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                seq, PayloadType.ITEM_UPSERT, UIUpsert.text(id, threadId, itemId, UiItemType.MESSAGE, changeType, version,
-                        content, "agent", null)));
+        String json = nextEnvelope(UIUpsert.text(id, threadId, itemId, UiItemType.MESSAGE, changeType, version, content,
+                "agent", null));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
         producer.flush();
         return () -> {
@@ -116,9 +113,7 @@ public final class TurnRecords {
     /** As the topology takes back an item of a failed model call: an upsert, and a tombstone for its state. */
     public void withdrawn(String itemId, UiItemType type) {
         long version = versions.merge(itemId, 1L, Long::sum);
-        seq++;
-        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                seq, PayloadType.ITEM_UPSERT, UIUpsert.withdrawn(id, threadId, itemId, type, version, null)));
+        String json = nextEnvelope(UIUpsert.withdrawn(id, threadId, itemId, type, version, null));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + itemId, null));
         producer.flush();
@@ -155,11 +150,16 @@ public final class TurnRecords {
     }
 
     private void publish(UiPayload payload, String stateKey) {
-        seq++;
-        String json = Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id,
-                seq, payload.payloadType(), payload));
+        String json = nextEnvelope(payload);
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.upserts(), id, json));
         producer.send(new ProducerRecord<>(Topics.DEFAULTS.itemState(), id + "/" + stateKey, json));
         producer.flush();
+    }
+
+    /** The payload in the turn's next envelope (the next seq), as JSON. */
+    private String nextEnvelope(UiPayload payload) {
+        seq++;
+        return Json.toString(new UpsertEnvelope(UUID.randomUUID().toString(), System.currentTimeMillis(), id, seq,
+                payload.payloadType(), payload));
     }
 }
