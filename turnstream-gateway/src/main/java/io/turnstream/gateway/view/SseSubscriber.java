@@ -53,7 +53,7 @@ final class SseSubscriber {
         stream.onWritable(this::schedule);
     }
 
-    /** Queues the encoder's opening lines, before any event; called under the turn channel's lock. */
+    /** Queues the encoder's opening lines, before any event: before the turn's channel hands this client anything. */
     void open() {
         queued.incrementAndGet();
         queue.add(OPENING);

@@ -48,6 +48,8 @@ final class TurnChannel {
     private final int capacity;
     private final ArrayDeque<LiveEvent> buffer = new ArrayDeque<>();
     private final Set<SseSubscriber> subscribers = new HashSet<>();
+    /** Clients whose catch-up waits for the item-state view ({@link #subscribe}): handed nothing yet, live or not. */
+    private final Set<SseSubscriber> awaitingCatchUp = new HashSet<>();
     private final StreamSeen upserts = new StreamSeen();
     private final StreamSeen appends = new StreamSeen();
     /**
@@ -55,8 +57,6 @@ final class TurnChannel {
      * snapshot needs from the item-state view ({@link #heldWith}). A few bytes per item, not its content.
      */
     private final Map<String, Evicted> evictedItems = new HashMap<>();
-    /** The feed read the turn's terminal event. */
-    private boolean ended;
 
     private record Evicted(long seq, boolean withdrawn) {
     }
@@ -76,7 +76,6 @@ final class TurnChannel {
                 evictedItems.put(item.itemId(), new Evicted(dropped.seq(), item.changeType() == ChangeType.WITHDRAWN));
             }
         }
-        ended |= event.isTerminal();
         buffer.addLast(event);
         subscribers.removeIf(SseSubscriber::done);
         subscribers.forEach(s -> s.deliver(event));
@@ -91,12 +90,22 @@ final class TurnChannel {
      * upsert after {@code from}, the catch-up is exact (both streams in arrival order); otherwise it is
      * the current state of each item from {@code state} (the item-state view) merged with the buffer,
      * then the buffered appends the client lacks (a client following the append rule skips what the
-     * state already covers).
+     * state already covers). That catch-up waits while {@code state} lacks an item after {@code from} that left
+     * the buffer ({@link #heldWith}), unless {@code anyway}: the client is handed nothing, not even live events
+     * (which the buffer keeps), and false is returned, for the caller to try again once the view has read more.
+     * True once the client is caught up (or gone): under this lock, so every event the feed reads is either in its
+     * catch-up or handed to it live after it, once and in order.
      */
-    synchronized void subscribe(SseSubscriber subscriber, StreamPosition from, Collection<UpsertEnvelope> state) {
+    synchronized boolean subscribe(SseSubscriber subscriber, StreamPosition from, Collection<UpsertEnvelope> state,
+                                   boolean anyway) {
+        boolean exact = upserts.last > 0 && upserts.buffered(from.upsertSeq());
+        if (!subscriber.done() && !exact && !anyway && !heldWith(state, from.upsertSeq())) {
+            awaitingCatchUp.add(subscriber);
+            return false;
+        }
+        awaitingCatchUp.remove(subscriber);
         subscriber.position = from;
-        subscriber.open();
-        if (upserts.last > 0 && upserts.buffered(from.upsertSeq())) {
+        if (exact) {
             buffer.forEach(subscriber::deliver);
         } else {
             TurnSnapshots.latestPerItem(TurnSnapshots.concat(state, bufferedUpserts()), upserts.last).stream()
@@ -108,6 +117,7 @@ final class TurnChannel {
         if (!subscriber.done()) {
             subscribers.add(subscriber);
         }
+        return true;
     }
 
     synchronized List<UpsertEnvelope> bufferedUpserts() {
@@ -122,11 +132,12 @@ final class TurnChannel {
 
     /**
      * Whether {@code state} (the item-state view's entries of the turn) and the buffer together hold the latest upsert
-     * of every item the feed read: each item whose upserts left the buffer is in {@code state} at least as far as the
-     * feed read it (or, withdrawn, no longer there). The item-state view reads on its own and may lag the feed. True
-     * when the feed did not read the turn from its first upsert: it cannot tell what came before.
+     * of every item the feed read after {@code afterSeq}: each item whose upserts left the buffer, the latest of them
+     * after {@code afterSeq}, is in {@code state} at least as far as the feed read it (or, withdrawn, no longer there).
+     * The item-state view reads on its own and may lag the feed. True when the feed did not read the turn from its
+     * first upsert: it cannot tell what came before.
      */
-    synchronized boolean heldWith(Collection<UpsertEnvelope> state) {
+    synchronized boolean heldWith(Collection<UpsertEnvelope> state, long afterSeq) {
         if (evictedItems.isEmpty() || upserts.first != 1) {
             return true;
         }
@@ -136,15 +147,10 @@ final class TurnChannel {
                 latest.merge(item.itemId(), envelope.seq(), Math::max);
             }
         }
-        return evictedItems.entrySet().stream().allMatch(item -> {
+        return evictedItems.entrySet().stream().filter(item -> item.getValue().seq() > afterSeq).allMatch(item -> {
             long held = latest.getOrDefault(item.getKey(), 0L);
             return held >= item.getValue().seq() || item.getValue().withdrawn() && held == 0;
         });
-    }
-
-    /** Whether the feed read the turn's terminal event. */
-    synchronized boolean ended() {
-        return ended;
     }
 
     /** The seqs of the last upsert and the last append of the turn the feed has read; 0 for none. */
@@ -154,16 +160,21 @@ final class TurnChannel {
 
     synchronized boolean idle() {
         subscribers.removeIf(SseSubscriber::done);
-        return subscribers.isEmpty();
+        awaitingCatchUp.removeIf(SseSubscriber::done);
+        return subscribers.isEmpty() && awaitingCatchUp.isEmpty();
     }
 
-    /** The SSE clients the channel still holds (a client is let go at the next event or heartbeat after it is done). */
+    /**
+     * The SSE clients the channel still holds, caught up or waiting to be (a client is let go at the next event or
+     * heartbeat after it is done).
+     */
     synchronized int subscribers() {
-        return subscribers.size();
+        return subscribers.size() + awaitingCatchUp.size();
     }
 
     synchronized void heartbeat() {
         subscribers.removeIf(SseSubscriber::done);
+        awaitingCatchUp.removeIf(SseSubscriber::done);
         subscribers.forEach(SseSubscriber::heartbeat);
     }
 }

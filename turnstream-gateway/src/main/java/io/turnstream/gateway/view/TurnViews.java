@@ -14,12 +14,10 @@ import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TopicReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,8 +27,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What the gateway serves to user interfaces about turns, from Kafka: one shared {@code read_committed}
@@ -42,10 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class TurnViews implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(TurnViews.class);
-    /** How long a turn's end waits for the item-state view to hold the items that left its replay buffer. */
-    static final Duration HELD_WAIT = Duration.ofSeconds(10);
-
     private final TurnViewConfig config;
     private final String upsertsTopic;
     private final String appendsTopic;
@@ -56,8 +48,8 @@ public final class TurnViews implements AutoCloseable {
     private final ThreadTurns threads;
     /** Callers waiting for a turn's end, by turn id. */
     private final Map<String, List<CompletableFuture<TurnSnapshot>>> endWaiters = new ConcurrentHashMap<>();
-    /** Turns whose end was read while the item-state view lacked some of their items (see {@link #ended}). */
-    private final Set<String> awaitingState = ConcurrentHashMap.newKeySet();
+    /** Answers to turns' ends and SSE catch-ups waiting for the item-state view to hold the items they need. */
+    private final ItemStateWaits stateWaits;
     private final AtomicInteger senderThreads = new AtomicInteger();
     private final ExecutorService sender;
     private final Runnable streamFellBehind;
@@ -82,8 +74,9 @@ public final class TurnViews implements AutoCloseable {
         this.sender = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 daemon("turnstream-sse-sender-"));
         this.heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("turnstream-sse-heartbeat-"));
+        this.stateWaits = new ItemStateWaits(heartbeats, ItemStateWaits.HELD_WAIT);
         this.state = new ItemStateView(settings.kafkaProperties(), topics.itemState(), format, config.maxStateTurns(),
-                threads::record, this::stateRead);
+                threads::record, stateWaits::stateRead);
     }
 
     /**
@@ -140,40 +133,26 @@ public final class TurnViews implements AutoCloseable {
         }
         channel(turnId).publish(event);
         if (event.isTerminal() && endWaiters.containsKey(turnId)) {
-            answerEnded(turnId, false);
-        }
-    }
-
-    /** The item-state view applied a record of the turn: an end read already may be answered now. */
-    private void stateRead(String turnId) {
-        if (endWaiters.containsKey(turnId) && existingChannel(turnId).map(TurnChannel::ended).orElse(false)) {
-            answerEnded(turnId, false);
+            answerEnded(turnId);
         }
     }
 
     /**
-     * Answers the callers waiting for the turn's end with its snapshot once the views hold every item of it
-     * ({@link #heldInViews}); until then the item-state view's reads ({@link #stateRead}) try again, and after
-     * {@link #HELD_WAIT} ({@code anyway}) the callers get what the views hold.
+     * Answers the callers waiting for the turn's end (its end is read) with its snapshot once the views hold every item
+     * of it ({@link #heldInViews}), through {@link ItemStateWaits}.
      */
-    private void answerEnded(String turnId, boolean anyway) {
-        if (!heldInViews(turnId)) {
-            if (anyway) {
-                LOG.warn("turn {} ended, but after {} s the gateway's item-state view still lacks items that left the "
-                        + "turn's replay buffer; answering with what the views hold", turnId, HELD_WAIT.toSeconds());
-            } else {
-                if (awaitingState.add(turnId)) {
-                    heartbeats.schedule(() -> answerEnded(turnId, true), HELD_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-                }
-                return;
+    private void answerEnded(String turnId) {
+        stateWaits.run(turnId, "answering its end", anyway -> {
+            if (!anyway && !heldInViews(turnId)) {
+                return false;
             }
-        }
-        awaitingState.remove(turnId);
-        List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.remove(turnId);
-        if (waiting != null) {
-            TurnSnapshot ended = snapshot(turnId, null).orElseThrow();
-            waiting.forEach(waiter -> waiter.complete(ended));
-        }
+            List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.remove(turnId);
+            if (waiting != null) {
+                TurnSnapshot ended = snapshot(turnId, null).orElseThrow();
+                waiting.forEach(waiter -> waiter.complete(ended));
+            }
+            return true;
+        });
     }
 
     /**
@@ -183,13 +162,13 @@ public final class TurnViews implements AutoCloseable {
      * channel of the turn (nothing to compare with).
      */
     private boolean heldInViews(String turnId) {
-        return existingChannel(turnId).map(channel -> channel.heldWith(state.entries(turnId))).orElse(true);
+        return existingChannel(turnId).map(channel -> channel.heldWith(state.entries(turnId), 0)).orElse(true);
     }
 
     /**
      * The turn's snapshot once its terminal event is read (at once when it already was), for callers
      * that answer with the whole turn rather than a stream of it. A turn whose first items left the replay
-     * buffer is answered once the item-state view holds them too (up to {@link #HELD_WAIT}).
+     * buffer is answered once the item-state view holds them too (up to {@link ItemStateWaits#HELD_WAIT}).
      */
     public CompletableFuture<TurnSnapshot> ended(String turnId) {
         CompletableFuture<TurnSnapshot> waiter = new CompletableFuture<>();
@@ -200,16 +179,9 @@ public final class TurnViews implements AutoCloseable {
                 stopWaiting(turnId, waiter);
             }
         });
-        // registered first, checked second: an end read in between completes the waiter in publish() or stateRead()
+        // registered first, checked second: an end read in between is answered by publish()
         snapshot(turnId, null).filter(snapshot -> snapshot.turn() != null
-                && snapshot.turn().type() != UiPayloadType.TURN_STARTED).ifPresent(snapshot -> {
-                    if (!heldInViews(turnId)) {
-                        answerEnded(turnId, false);
-                        return;
-                    }
-                    waiter.complete(snapshot);
-                    stopWaiting(turnId, waiter);
-                });
+                && snapshot.turn().type() != UiPayloadType.TURN_STARTED).ifPresent(snapshot -> answerEnded(turnId));
         return waiter;
     }
 
@@ -234,14 +206,20 @@ public final class TurnViews implements AutoCloseable {
 
     /**
      * Streams a turn's live events to an SSE client: everything after {@code from}
-     * ({@link StreamPosition#START} for a new client), then live until the turn's terminal event.
+     * ({@link StreamPosition#START} for a new client), then live until the turn's terminal event. A client caught up
+     * from the item-state view (what it lacks left the replay buffer) is caught up once that view holds the items that
+     * left the buffer ({@link ItemStateWaits}); its stream opens at once, and live events read meanwhile follow its
+     * catch-up (see {@link TurnChannel#subscribe}).
      *
      * @param encoder what the client makes of each event
      */
     public void subscribe(String turnId, StreamPosition from, EventStream client, LiveEncoder encoder) {
         SseSubscriber subscriber = new SseSubscriber(client, encoder, sender, config.maxQueuedPerClient(),
                 streamFellBehind);
-        channel(turnId).subscribe(subscriber, from, state.entries(turnId));
+        subscriber.open();
+        TurnChannel channel = channel(turnId);
+        stateWaits.run(turnId, "catching up an SSE client",
+                anyway -> channel.subscribe(subscriber, from, state.entries(turnId), anyway));
     }
 
     /** The turn events API's stream: upserts and appends as they are, each with its {@link StreamPosition}. */
@@ -268,8 +246,8 @@ public final class TurnViews implements AutoCloseable {
     }
 
     /**
-     * What the views hold open for a turn's clients: its SSE streams not let go yet and the callers waiting for its
-     * end. None outlives the turn's end or its client (TurnSubscriptionsTest).
+     * What the views hold open for a turn's clients: its SSE streams not let go yet (a stream waiting for its catch-up
+     * too) and the callers waiting for its end. None outlives the turn's end or its client (TurnSubscriptionsTest).
      */
     int openSubscriptions(String turnId) {
         List<CompletableFuture<TurnSnapshot>> waiting = endWaiters.get(turnId);

@@ -199,6 +199,42 @@ class TurnEventsSseTest {
     }
 
     @Test
+    void aLateJoinerIsCaughtUpOnceTheItemStateViewHoldsTheItemsThatLeftTheReplayBuffer() {
+        TurnRecords turn = newTurn();
+        Runnable firstState = firstItemLeftTheReplayBufferBeforeTheItemStateViewHeldIt(turn);
+
+        Stream late = Stream.open(turn.id, null);
+        await().until(() -> gateway.views().openSubscriptions(turn.id) == 1);
+        turn.message("second", "The second answer.", ChangeType.COMPLETED);
+        awaitLiveFeedAt(turn, 8, 0);
+        assertThat(late.ids()).as("no catch-up without the first item").isEmpty();
+
+        firstState.run();
+        turn.completed();
+
+        await().until(late::ended);
+        assertThat(late.ids()).as("turn_started, the first item, the second's latest upsert, the end; each once")
+                .containsExactly("1.0", "2.0", "8.0", "9.0");
+        assertThat(late.payloads().get(1)).isInstanceOfSatisfying(UIUpsert.class,
+                first -> assertThat(first.content()).isEqualTo("The first answer."));
+    }
+
+    @Test
+    void aReconnectWhoseMissedItemsLeftTheReplayBufferGetsThemOnceTheItemStateViewHoldsThem() {
+        TurnRecords turn = newTurn();
+        Runnable firstState = firstItemLeftTheReplayBufferBeforeTheItemStateViewHeldIt(turn);
+
+        Stream resumed = Stream.open(turn.id, "1.0");
+        await().until(() -> gateway.views().openSubscriptions(turn.id) == 1);
+        firstState.run();
+        turn.completed();
+
+        await().until(resumed::ended);
+        assertThat(resumed.ids()).as("the first item it missed, the second as it is now, then live")
+                .containsExactly("2.0", "7.0", "8.0");
+    }
+
+    @Test
     void aBadLastEventIdIsRefusedWithAMessage() throws Exception {
         TurnRecords turn = newTurn();
         turn.started();
@@ -212,6 +248,23 @@ class TurnEventsSseTest {
 
     private static TurnRecords newTurn() {
         return live.newTurn("thread-1");
+    }
+
+    /**
+     * Writes turn_started (seq 1), a first item (2) whose item-state record is held back, and a second item's
+     * {@value #REPLAY_BUFFER} upserts (3-7), and waits until the live feed has read them (its buffer holds 3-7) and the
+     * item-state view holds 1 and 7, not the first item: as when that view lags. Running what it returns writes the
+     * first item's item-state record.
+     */
+    private static Runnable firstItemLeftTheReplayBufferBeforeTheItemStateViewHeldIt(TurnRecords turn) {
+        turn.started();
+        Runnable firstState = turn.messageHoldingItsState("first", "The first answer.", ChangeType.COMPLETED);
+        for (int i = 0; i < REPLAY_BUFFER; i++) {
+            turn.message("second", "The second " + i, i == 0 ? ChangeType.CREATED : ChangeType.UPDATED);
+        }
+        awaitLiveFeedAt(turn, 2 + REPLAY_BUFFER, 0);
+        awaitItemStateHolds(turn, 1L, 2L + REPLAY_BUFFER);
+        return firstState;
     }
 
     /**
