@@ -125,21 +125,39 @@ public final class OwnedPartition implements TurnPartition, AutoCloseable {
     /**
      * The Kafka producer of a partition's turns: its transactional id is the group id plus the
      * partition number, so each owner fences the one before.
+     *
+     * @param commitInterval how often the ownership loop commits: the producer's default {@code linger.ms}
      */
     static TransactionalProducer kafkaProducer(TopicPartition partition, Properties kafkaProperties, String groupId,
-                                               ServiceMetrics metrics) {
+                                               Duration commitInterval, ServiceMetrics metrics) {
+        KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProperties(partition, kafkaProperties,
+                groupId, commitInterval));
+        return new TransactionalProducer(producer, metrics.bind(producer));
+    }
+
+    /**
+     * The turn producer's settings. It lingers a commit interval unless {@code linger.ms} is configured: a
+     * read_committed reader (the topology, a next owner) sees nothing of a transaction before its commit, and the
+     * commit flushes what lingers, so sending sooner only splits a transaction's writes into more requests. At Kafka's
+     * 5 ms a fault run's gateway spent a quarter of its CPU on its turn producers' I/O threads, and the next
+     * transaction's first sends, made while the brokers still wrote the last commit's markers, were refused with
+     * {@code CONCURRENT_TRANSACTIONS} and retried after a backoff (docs/benchmarks.md, "The gateways' CPU"). Kafka
+     * Streams lingers 100 ms under exactly-once for the same reason.
+     */
+    static Properties producerProperties(TopicPartition partition, Properties kafkaProperties, String groupId,
+                                         Duration commitInterval) {
         Properties props = new Properties();
         props.putAll(kafkaProperties);
         props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, groupId + "-turns-" + partition.partition());
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, String.valueOf(commitInterval.toMillis()));
         // what a dead owner left open blocks read_committed readers until it is fenced or times out
         FailoverDefaults.fencedTransactionalProducer(props);
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "turnstream-gateway-turns-" + partition.partition());
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props);
-        return new TransactionalProducer(producer, metrics.bind(producer));
+        return props;
     }
 
     TopicPartition partition() {

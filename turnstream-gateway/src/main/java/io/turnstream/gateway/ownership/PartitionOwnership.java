@@ -69,7 +69,8 @@ public final class PartitionOwnership implements AutoCloseable {
         this.consumer = new KafkaConsumer<>(memberProperties(kafkaProperties, config.groupId()));
         metrics.bind(consumer);
         this.partitions = new OwnedPartitions(topics, format, config, turns, new ConsumerGroupLog(consumer, resumer),
-                partition -> OwnedPartition.kafkaProducer(partition, kafkaProperties, config.groupId(), metrics), clock);
+                partition -> OwnedPartition.kafkaProducer(partition, kafkaProperties, config.groupId(),
+                        config.commitInterval(), metrics), clock);
         this.thread = new Thread(this::run, "turn-ownership");
         this.thread.setDaemon(true);
         this.thread.start();

@@ -14,10 +14,14 @@ import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TraceContext;
 import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.Settings;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
@@ -59,6 +63,37 @@ class OwnedPartitionSendsTest {
 
                 chained.get(30, TimeUnit.SECONDS);
                 assertThat(chained).isCompleted();
+            }
+        }
+    }
+
+    /**
+     * The turn producer lingers a commit interval ({@link OwnedPartition#producerProperties}): the commit, not the
+     * linger, sends a transaction's writes. Here the producer would linger a minute, and the commit still returns
+     * with the write on the broker.
+     */
+    @Test
+    void aCommitSendsWhatLingers() throws Exception {
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.onFreePort().start();
+             ServiceMetrics metrics = ServiceMetrics.create("owned-partition-sends-test", Settings.of(new Properties()))) {
+            Properties kafka = new Properties();
+            kafka.put("bootstrap.servers", broker.bootstrapServers());
+            TopicAdmin.createAll(kafka, Topics.DEFAULTS, 1, (short) 1);
+            TopicPartition partition = new TopicPartition(Topics.DEFAULTS.turnRequests(), 0);
+            try (OwnedPartition owned = new OwnedPartition(partition, OwnedPartition.kafkaProducer(partition, kafka,
+                    "owned-partition-sends", Duration.ofMinutes(1), metrics), Topics.DEFAULTS, WireFormat.JSON,
+                    TenantClaims.UNSIGNED, Clock.systemUTC())) {
+                TurnRequestRecord request = TurnRequestRecord.request("turn-1", "thread-1", "run-1", null, 1,
+                        Json.MAPPER.createObjectNode().put("prompt", "hi"));
+                TraceContext trace = TraceContext.fresh();
+                CompletableFuture<Void> sent = owned.publisherFor(request, trace).rawEvent("run-1", trace,
+                        new StreamPayload.ResponseStart("run-1", "turn-1", "thread-1", null, "m", "simulated", 1L));
+                assertThat(sent).as("lingering until the commit").isNotDone();
+
+                assertThat(owned.commit(0, new ConsumerGroupMetadata("owned-partition-sends"))).isTrue();
+
+                sent.get(30, TimeUnit.SECONDS);
+                assertThat(sent).isCompleted();
             }
         }
     }
