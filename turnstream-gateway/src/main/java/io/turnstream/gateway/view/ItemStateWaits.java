@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * callers waiting for its end, catching up an SSE client that joins late. The view is read apart from the live feed and
  * may lag it; work built from the two before it holds those items would leave them out. Each piece of work is tried at
  * once, then again after each of the view's reads of its turn ({@link #stateRead}), until it goes through; after a
- * bound ({@link #HELD_WAIT} in the gateway) it goes through with what the views hold, with a WARN. It runs on whichever thread tries it (the
- * caller's, the view's reader, the scheduler), one at a time, and never again once through.
+ * bound ({@link #HELD_WAIT} in the gateway) it goes through with what the views hold, with a WARN. It runs on whichever
+ * thread tries it (the caller's, the view's reader, the scheduler), one at a time, and never again once through.
  */
 final class ItemStateWaits {
 
@@ -54,8 +54,8 @@ final class ItemStateWaits {
         }
         scheduler.schedule(() -> {
             if (!work.tryNow(false)) {
-                LOG.warn("after {} ms the gateway's item-state view still lacks items that left the replay buffer of turn "
-                        + "{}; {} with what the views hold", bound.toMillis(), turnId, what);
+                LOG.warn("after {} ms the gateway's item-state view still lacks items that left the replay buffer of "
+                        + "turn {}; {} with what the views hold", bound.toMillis(), turnId, what);
                 work.tryNow(true);
             }
             forget(turnId, work);

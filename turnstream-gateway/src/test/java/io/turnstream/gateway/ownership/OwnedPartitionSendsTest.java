@@ -10,12 +10,12 @@ import io.turnstream.model.Topics;
 import io.turnstream.model.TurnRequestRecord;
 import io.turnstream.model.WireFormat;
 import io.turnstream.runtime.EmbeddedKafkaBroker;
+import io.turnstream.runtime.ServiceMetrics;
+import io.turnstream.runtime.Settings;
 import io.turnstream.runtime.TenantClaims;
 import io.turnstream.runtime.TopicAdmin;
 import io.turnstream.runtime.TraceContext;
 import io.turnstream.testsupport.UsesBroker;
-import io.turnstream.runtime.ServiceMetrics;
-import io.turnstream.runtime.Settings;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Properties;
@@ -75,7 +75,8 @@ class OwnedPartitionSendsTest {
     @Test
     void aCommitSendsWhatLingers() throws Exception {
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.onFreePort().start();
-             ServiceMetrics metrics = ServiceMetrics.create("owned-partition-sends-test", Settings.of(new Properties()))) {
+             ServiceMetrics metrics = ServiceMetrics.create("owned-partition-sends-test",
+                     Settings.of(new Properties()))) {
             Properties kafka = new Properties();
             kafka.put("bootstrap.servers", broker.bootstrapServers());
             TopicAdmin.createAll(kafka, Topics.DEFAULTS, 1, (short) 1);

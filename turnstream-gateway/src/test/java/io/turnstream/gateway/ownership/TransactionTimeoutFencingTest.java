@@ -75,7 +75,8 @@ class TransactionTimeoutFencingTest {
         String transactionalId = GROUP + "-turns-0";
         try (ServiceMetrics metrics = ServiceMetrics.create("transaction-timeout-test", Settings.of(new Properties()));
              OwnedPartition owned = new OwnedPartition(P0, OwnedPartition.kafkaProducer(P0, shortTimeout, GROUP,
-                     Duration.ofMillis(100), metrics), Topics.DEFAULTS, WireFormat.JSON, TenantClaims.UNSIGNED, Clock.systemUTC());
+                     Duration.ofMillis(100), metrics), Topics.DEFAULTS, WireFormat.JSON, TenantClaims.UNSIGNED,
+                     Clock.systemUTC());
              Admin admin = Admin.create(kafka)) {
             TurnPublisher turn = owned.publisherFor(REQUEST, TraceContext.fresh());
             turn.rawEvent("run-1", TraceContext.fresh(), new StreamPayload.ResponseStart("run-1", "turn-1", "thread-1",
