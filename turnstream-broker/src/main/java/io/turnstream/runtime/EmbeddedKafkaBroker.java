@@ -187,6 +187,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("offsets.topic.num.partitions", "10");
         p.put("transaction.state.log.num.partitions", "10");
         p.put("group.initial.rebalance.delay.ms", "0");
+        // group members may take a dead member for dead after 3 s, not Kafka's 6 s: the services ask for
+        // the lowest their brokers allow down to this (FailoverDefaults, docs/runtime.md "Failover")
+        p.put("group.min.session.timeout.ms", "3000");
         // a dead producer's timed-out transaction is aborted within a second, not ten: the topology's
         // takeover waits for it (docs/runtime.md, "Failover")
         p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");

@@ -87,6 +87,7 @@ public final class ServiceAcls {
                 .write(topics.rawEvents(), topics.turnRequests(), topics.control(), topics.threadAllowances(),
                         topics.deadLetters())
                 .group(gatewayGroup)
+                .brokerConfigs()
                 .transactionalIdPrefix(gatewayGroup + "-turns-")
                 .list());
 
@@ -97,6 +98,7 @@ public final class ServiceAcls {
                 // Kafka Streams' changelog and repartition topics, which it creates and cleans up itself
                 .grant(ResourceType.TOPIC, applicationId + "-", PatternType.PREFIXED, AclOperation.ALL)
                 .group(applicationId)
+                .brokerConfigs()
                 // exactly-once v2: <application id>-<process id>-<thread>
                 .transactionalIdPrefix(applicationId + "-")
                 .list());
@@ -109,6 +111,7 @@ public final class ServiceAcls {
                 .write(topics.toolResults(), topics.control(), topics.toolDefinitions(), ledger, callDeadLetters)
                 .create(ledger, callDeadLetters)
                 .group(executorGroup)
+                .brokerConfigs()
                 .transactionalIdPrefix(executorGroup + "-")
                 .list());
 
@@ -187,6 +190,14 @@ public final class ServiceAcls {
         /** Joining and committing offsets in its consumer group. */
         Grants group(String group) {
             return grant(ResourceType.GROUP, group, PatternType.LITERAL, AclOperation.READ);
+        }
+
+        /**
+         * Reading the brokers' configuration (secrets stay hidden): a service's start reads the session timeouts its
+         * group members may ask for ({@code ClusterCheck}), and without it keeps Kafka's 6 s.
+         */
+        Grants brokerConfigs() {
+            return grant(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, AclOperation.DESCRIBE_CONFIGS);
         }
 
         /** Transactions under its own ids, and the idempotent writes every producer here makes. */

@@ -85,7 +85,7 @@ public final class GatewayCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
         Topics topics = settings.topics();
-        ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
+        settings = ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.toolResults(), topics.control(),
                 topics.upserts(), topics.itemState(), topics.toolDefinitions(), topics.turnRequests(),
                 topics.threadAllowances()));
         Gateway gateway;

@@ -14,8 +14,17 @@ public final class FailoverDefaults {
     /**
      * The lowest session timeout a broker allows at its default {@code group.min.session.timeout.ms}:
      * a member that stops heartbeating (SIGKILL, lost machine) leaves the group after 6 s, not Kafka's 45 s.
+     * Used where what the brokers allow is not known; the services' commands ask the cluster first
+     * ({@link #PREFERRED_SESSION_TIMEOUT_MS}).
      */
     public static final String SESSION_TIMEOUT_MS = "6000";
+    /**
+     * The session timeout a member asks for where the brokers allow it (their {@code group.min.session.timeout.ms}
+     * at most this; Turnstream's own brokers set it so): a SIGKILLed member is taken for dead after 3 s. Six
+     * heartbeats fit in it, so a member whose heartbeats are late by a second or two on a loaded machine stays.
+     * {@link #sessionTimeoutAllowed} fits it to what a cluster allows.
+     */
+    public static final int PREFERRED_SESSION_TIMEOUT_MS = 3000;
     /**
      * How soon a survivor hears that a dead member's session expired: the coordinator does not tell the other
      * members, each learns it from the answer to its next heartbeat. The dead member's session counts from its last
@@ -59,6 +68,15 @@ public final class FailoverDefaults {
             props.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS);
             props.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, HEARTBEAT_INTERVAL_MS);
         }
+    }
+
+    /**
+     * The session timeout a member asks for on brokers that allow {@code minMs} to {@code maxMs} (their
+     * {@code group.min.session.timeout.ms} and {@code group.max.session.timeout.ms}): the preferred 3 s, or the
+     * nearest they allow. A broker refuses a member outside its range ({@code InvalidSessionTimeoutException}).
+     */
+    public static int sessionTimeoutAllowed(int minMs, int maxMs) {
+        return Math.min(Math.max(PREFERRED_SESSION_TIMEOUT_MS, minMs), maxMs);
     }
 
     /** The transaction timeout of a producer whose transactions a successor cannot fence by id. */

@@ -1,5 +1,6 @@
 package io.turnstream.cli;
 
+import io.turnstream.runtime.FailoverDefaults;
 import io.turnstream.runtime.Failures;
 import io.turnstream.runtime.Settings;
 import java.net.InetAddress;
@@ -14,19 +15,31 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Fails fast, with one clear line, when the cluster cannot be reached or lacks the topics a
  * command needs: Kafka clients would otherwise retry quietly for minutes.
  */
 public final class ClusterCheck {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterCheck.class);
+    private static final String MIN_SESSION_TIMEOUT = "group.min.session.timeout.ms";
+    private static final String MAX_SESSION_TIMEOUT = "group.max.session.timeout.ms";
 
     /** How long the check waits for the cluster to answer. */
     public static final String CONNECT_TIMEOUT_MS = "turnstream.connect.timeout.ms";
@@ -45,7 +58,12 @@ public final class ClusterCheck {
         return admin;
     }
 
-    public static void require(Settings settings, Collection<String> requiredTopics) {
+    /**
+     * Checks that the cluster answers and holds {@code requiredTopics}, and returns {@code settings} with what depends
+     * on the cluster filled in: the group members' session timeout, as short as the brokers allow
+     * ({@link FailoverDefaults#sessionTimeoutAllowed}), unless the settings give one.
+     */
+    public static Settings require(Settings settings, Collection<String> requiredTopics) {
         String servers = settings.bootstrapServers();
         Duration timeout = Duration.ofMillis(settings.getLong(CONNECT_TIMEOUT_MS, 10_000));
         int timeoutMs = (int) timeout.toMillis();
@@ -61,7 +79,7 @@ public final class ClusterCheck {
                     "invalid Kafka client configuration: " + Failures.rootCause(e).getMessage(), e);
         }
         try {
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs))
+            Collection<Node> nodes = admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs))
                     .nodes().get(timeoutMs + 1000L, TimeUnit.MILLISECONDS);
             if (!requiredTopics.isEmpty()) {
                 Set<String> existing = admin.listTopics(new ListTopicsOptions().timeoutMs(timeoutMs))
@@ -72,6 +90,7 @@ public final class ClusterCheck {
                             + String.join(", ", missing) + " (create them with `turnstream topics`)");
                 }
             }
+            return withSessionTimeout(settings, admin, nodes, timeoutMs);
         } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
             throw unavailable(servers, timeout, e instanceof ExecutionException ? e.getCause() : e);
         } catch (InterruptedException e) {
@@ -80,6 +99,42 @@ public final class ClusterCheck {
         } finally {
             admin.close(Duration.ofSeconds(1));
         }
+    }
+
+    /**
+     * The session timeout a classic group member asks for is Turnstream's 3 s where the brokers allow it, else the
+     * nearest they allow, read from one broker's {@code group.min/max.session.timeout.ms} (a cluster's brokers share
+     * them; one outside the range refuses the member and says so). Where they cannot be read (a principal without
+     * DescribeConfigs on the cluster) the members keep the 6 s that Kafka's defaults allow.
+     */
+    private static Settings withSessionTimeout(Settings settings, Admin admin, Collection<Node> nodes, int timeoutMs)
+            throws InterruptedException {
+        Properties kafka = settings.kafkaProperties();
+        boolean classic = "classic".equalsIgnoreCase(kafka.getProperty(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
+        if (!classic || kafka.containsKey(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG) || nodes.isEmpty()) {
+            return settings;
+        }
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(nodes.iterator().next().id()));
+        try {
+            Config config = admin.describeConfigs(List.of(broker), new DescribeConfigsOptions().timeoutMs(timeoutMs))
+                    .all().get(timeoutMs + 1000L, TimeUnit.MILLISECONDS).get(broker);
+            int allowed = FailoverDefaults.sessionTimeoutAllowed(
+                    intValue(config, MIN_SESSION_TIMEOUT), intValue(config, MAX_SESSION_TIMEOUT));
+            return settings.with(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString(allowed));
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
+            LOG.info("Cannot read the brokers' {} ({}): group members keep a {} ms session timeout",
+                    MIN_SESSION_TIMEOUT, Failures.describe(e instanceof ExecutionException ? e.getCause() : e),
+                    FailoverDefaults.SESSION_TIMEOUT_MS);
+            return settings;
+        }
+    }
+
+    private static int intValue(Config config, String name) {
+        ConfigEntry entry = config.get(name);
+        if (entry == null || entry.value() == null) {
+            throw new IllegalStateException("the broker did not report " + name);
+        }
+        return Integer.parseInt(entry.value());
     }
 
     /** Kafka only warns about names it cannot resolve and then fails vaguely; say it plainly instead. */

@@ -51,11 +51,10 @@ public final class KafkaOptions {
 
     /**
      * {@link #settings()}, checked against the cluster: it answers within the connect timeout and
-     * holds {@code requiredTopics}. Fails with one clear line otherwise.
+     * holds {@code requiredTopics} ({@link ClusterCheck#require}, which also fills in what depends on
+     * the cluster). Fails with one clear line otherwise.
      */
     public Settings connect(Collection<String> requiredTopics) {
-        Settings settings = settings();
-        ClusterCheck.require(settings, requiredTopics);
-        return settings;
+        return ClusterCheck.require(settings(), requiredTopics);
     }
 }

@@ -49,15 +49,15 @@ public final class ToolExecutorCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, "workspace " + workspace + " is not an existing directory");
         }
         Settings settings = healthHost.applyTo(kafka.settings()).with(ToolExecutorConfig.WORKSPACE, workspace.toAbsolutePath().toString());
+        Topics topics = settings.topics();
+        settings = ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control(),
+                topics.toolDefinitions()));
         ToolExecutorService service;
         try {
             service = new ToolExecutorService(settings, ToolRegistry.installed());
         } catch (IllegalArgumentException e) {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
-        Topics topics = settings.topics();
-        ClusterCheck.require(settings, List.of(topics.toolCalls(), topics.toolResults(), topics.control(),
-                topics.toolDefinitions()));
         try {
             service.start();
         } catch (IllegalArgumentException | IllegalStateException e) {

@@ -68,8 +68,10 @@ public final class TopologyCommand implements Callable<Integer> {
             throw new CliFailure(ExitCodes.CONFIG, e.getMessage(), e);
         }
         Topics topics = config.topics();
-        ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.upserts(), topics.itemState(),
+        settings = ClusterCheck.require(settings, List.of(topics.rawEvents(), topics.upserts(), topics.itemState(),
                 topics.toolCalls(), topics.deadLetters()));
+        // read again with what the cluster filled in (valid above, so it cannot fail now)
+        config = TopologyConfig.from(settings);
         try (ServiceMetrics metrics = ServiceMetrics.create("topology", settings)) {
             StreamsService service;
             try {
