@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -69,6 +70,8 @@ public final class StreamsService implements AutoCloseable {
     private final ServiceMetrics metrics;
     private final boolean ownsMetrics;
     private final AutoCloseable metricsBinding;
+    /** Present under exactly-once: ends a dead instance's open transaction at the rebalance that drops it. */
+    private final Optional<DeadInstanceFencer> fencer;
     private HealthServer health;
 
     private StreamsService(Topology topology, Properties streamsProperties, Options options, ServiceMetrics metrics,
@@ -91,6 +94,7 @@ public final class StreamsService implements AutoCloseable {
         this.ownsMetrics = ownsMetrics;
         // the application's Streams metrics, its clients' and its custom sensors (the topology's dead letters)
         this.metricsBinding = metrics.bindKafka((refresh, every) -> new KafkaStreamsMetrics(streams, List.of(), refresh, every));
+        this.fencer = DeadInstanceFencer.forApplication(props);
     }
 
     /** Starts the application and, unless disabled, its health endpoint, with metrics of its own. */
@@ -132,6 +136,9 @@ public final class StreamsService implements AutoCloseable {
 
     private void onStateChange(KafkaStreams.State newState, KafkaStreams.State oldState) {
         LOG.info("{}: {} -> {}", applicationId, oldState, newState);
+        if (newState == KafkaStreams.State.REBALANCING) {
+            fencer.ifPresent(DeadInstanceFencer::rebalanceStarted);
+        }
         if (newState == KafkaStreams.State.ERROR) {
             Throwable cause = replacements.reportedFailure();
             if ((cause == null || Failures.foundProducerFailed(cause)) && sendFailures.first() != null) {
@@ -193,6 +200,7 @@ public final class StreamsService implements AutoCloseable {
         if (!streams.close(close)) {
             LOG.warn("{}: Kafka Streams did not close within {} s", applicationId, options.closeTimeout().toSeconds());
         }
+        fencer.ifPresent(DeadInstanceFencer::close);
         if (health != null) {
             health.close();
         }
