@@ -31,8 +31,10 @@ class FailoverDefaultsTest {
         assertThat(FailoverDefaults.sessionTimeoutAllowed(3000, 1_800_000)).as("Turnstream's brokers").isEqualTo(3000);
         assertThat(FailoverDefaults.sessionTimeoutAllowed(1000, 1_800_000)).as("no lower where more is allowed")
                 .isEqualTo(3000);
-        assertThat(FailoverDefaults.sessionTimeoutAllowed(6000, 1_800_000)).as("Kafka's default brokers").isEqualTo(6000);
-        assertThat(FailoverDefaults.sessionTimeoutAllowed(1000, 2000)).as("within the brokers' maximum").isEqualTo(2000);
+        assertThat(FailoverDefaults.sessionTimeoutAllowed(6000, 1_800_000)).as("Kafka's default brokers")
+                .isEqualTo(6000);
+        assertThat(FailoverDefaults.sessionTimeoutAllowed(1000, 2000)).as("within the brokers' maximum")
+                .isEqualTo(2000);
         assertThat(Integer.parseInt(FailoverDefaults.HEARTBEAT_INTERVAL_MS))
                 .as("Kafka asks for at most a third of the session timeout")
                 .isLessThanOrEqualTo(FailoverDefaults.PREFERRED_SESSION_TIMEOUT_MS / 3);

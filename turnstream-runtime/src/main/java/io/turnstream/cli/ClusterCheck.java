@@ -110,11 +110,13 @@ public final class ClusterCheck {
     private static Settings withSessionTimeout(Settings settings, Admin admin, Collection<Node> nodes, int timeoutMs)
             throws InterruptedException {
         Properties kafka = settings.kafkaProperties();
-        boolean classic = "classic".equalsIgnoreCase(kafka.getProperty(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
+        boolean classic = "classic".equalsIgnoreCase(
+                kafka.getProperty(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
         if (!classic || kafka.containsKey(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG) || nodes.isEmpty()) {
             return settings;
         }
-        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(nodes.iterator().next().id()));
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER,
+                Integer.toString(nodes.iterator().next().id()));
         try {
             Config config = admin.describeConfigs(List.of(broker), new DescribeConfigsOptions().timeoutMs(timeoutMs))
                     .all().get(timeoutMs + 1000L, TimeUnit.MILLISECONDS).get(broker);
@@ -122,7 +124,7 @@ public final class ClusterCheck {
                     intValue(config, MIN_SESSION_TIMEOUT), intValue(config, MAX_SESSION_TIMEOUT));
             return settings.with(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString(allowed));
         } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
-            LOG.info("Cannot read the brokers' {} ({}): group members keep a {} ms session timeout",
+            LOG.info("cannot read the brokers' {} ({}): group members keep a {} ms session timeout",
                     MIN_SESSION_TIMEOUT, Failures.describe(e instanceof ExecutionException ? e.getCause() : e),
                     FailoverDefaults.SESSION_TIMEOUT_MS);
             return settings;

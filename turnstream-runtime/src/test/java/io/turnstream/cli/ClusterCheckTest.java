@@ -43,7 +43,8 @@ class ClusterCheckTest {
         Map<String, String> kafkaDefault = Map.of("group.min.session.timeout.ms", "6000");
         try (EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(0, Files.createDirectories(dir.resolve("kafka")),
                 kafkaDefault).start()) {
-            assertThat(sessionTimeout(ClusterCheck.require(settingsFor(broker, Map.of()), List.of()))).isEqualTo("6000");
+            assertThat(sessionTimeout(ClusterCheck.require(settingsFor(broker, Map.of()), List.of())))
+                    .isEqualTo("6000");
         }
     }
 

@@ -80,10 +80,10 @@ final class DeadInstanceFencer implements AutoCloseable {
         if (!exactlyOnce || !classic || streamsProperties.containsKey(StreamsConfig.CLIENT_ID_CONFIG)) {
             return Optional.empty();
         }
+        String applicationId = streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         Properties admin = ClusterCheck.adminProperties(Settings.of(streamsProperties));
-        admin.setProperty(AdminClientConfig.CLIENT_ID_CONFIG,
-                streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + "-dead-instance-fencer");
-        return Optional.of(new DeadInstanceFencer(streamsProperties.getProperty(StreamsConfig.APPLICATION_ID_CONFIG), admin));
+        admin.setProperty(AdminClientConfig.CLIENT_ID_CONFIG, applicationId + "-dead-instance-fencer");
+        return Optional.of(new DeadInstanceFencer(applicationId, admin));
     }
 
     /** Fences soon, off the caller's thread (a stream thread reporting the state change). */

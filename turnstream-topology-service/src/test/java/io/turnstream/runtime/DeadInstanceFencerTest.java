@@ -39,7 +39,8 @@ class DeadInstanceFencerTest {
 
     @Test
     void theTransactionsOfProcessIdsNoMemberHasAreTheDeadInstances() {
-        List<String> members = List.of(APP + "-" + LIVE + "-StreamThread-1-consumer", APP + "-" + LIVE + "-StreamThread-2-consumer");
+        List<String> members = List.of(APP + "-" + LIVE + "-StreamThread-1-consumer",
+                APP + "-" + LIVE + "-StreamThread-2-consumer");
         List<String> ongoing = List.of(APP + "-" + LIVE + "-1", APP + "-" + DEAD + "-1", APP + "-" + DEAD + "-2",
                 APP + "-v2-" + DEAD + "-1", "other-" + DEAD + "-1", APP + "-" + DEAD);
 
@@ -83,15 +84,17 @@ class DeadInstanceFencerTest {
             try (TestCluster cluster = TestCluster.start(dir.resolve("broker"), 1, Map.of());
                  KafkaProducer<String, String> dead = transactional(cluster, APP + "-" + DEAD + "-1");
                  KafkaProducer<String, String> live = transactional(cluster, APP + "-" + LIVE + "-1");
-                 KafkaConsumer<String, String> liveMember = member(cluster, APP + "-" + LIVE + "-StreamThread-1-consumer")) {
+                 KafkaConsumer<String, String> liveMember =
+                         member(cluster, APP + "-" + LIVE + "-StreamThread-1-consumer")) {
                 sendUncommitted(dead, "from the dead instance");
                 sendUncommitted(live, "from the live instance");
                 liveMember.subscribe(List.of(Topics.DEFAULTS.rawEvents()));
                 Awaitility.await("the live instance is a member").atMost(Duration.ofSeconds(60))
-                        .until(() -> !liveMember.poll(Duration.ofMillis(100)).isEmpty() || !liveMember.assignment().isEmpty());
+                        .until(() -> !liveMember.poll(Duration.ofMillis(100)).isEmpty()
+                                || !liveMember.assignment().isEmpty());
 
-                try (DeadInstanceFencer fencer = DeadInstanceFencer.forApplication(streamsProperties(cluster.bootstrapServers()))
-                        .orElseThrow()) {
+                try (DeadInstanceFencer fencer = DeadInstanceFencer.forApplication(
+                        streamsProperties(cluster.bootstrapServers())).orElseThrow()) {
                     assertThat(fencer.fenceDeadInstances()).containsExactly(APP + "-" + DEAD + "-1");
                 }
 
