@@ -34,7 +34,12 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -102,6 +107,22 @@ class TopologyOnBrokerTest {
             assertThat(call.toolName()).isEqualTo("get_weather");
             assertThat(call.runId()).isEqualTo(script.runId());
             assertThat(call.arguments().get("city").asText()).isEqualTo("Paris");
+        }
+    }
+
+    @Test
+    void theStoresChangelogsAreCreatedWithSegmentsOf64MbAndIndexesOf256Kb() throws Exception {
+        List<ConfigResource> changelogs = List.of("turns", "items", "item-chunks", "deadlines").stream()
+                .map(store -> new ConfigResource(ConfigResource.Type.TOPIC, "topology-on-broker-" + store + "-changelog"))
+                .toList();
+
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()))) {
+            Map<ConfigResource, Config> configs = admin.describeConfigs(changelogs).all().get(30, TimeUnit.SECONDS);
+
+            assertThat(configs).hasSize(4).allSatisfy((topic, config) -> {
+                assertThat(config.get(TopicConfig.SEGMENT_BYTES_CONFIG).value()).as(topic.name()).isEqualTo("67108864");
+                assertThat(config.get(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG).value()).as(topic.name()).isEqualTo("262144");
+            });
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -97,6 +98,20 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      * (docs/runtime.md, "A commit interval that follows the input").
      */
     public static final String DEFAULT_COMMIT_BEHIND_INTERVAL_MS = "500";
+    /**
+     * Bytes of each index of a changelog segment, its offsets' and its timestamps' (Kafka: 10 MB). A broker creates a
+     * segment's indexes at their first entry, after 4 KB of log, each a file of this size mapped into memory. A store's
+     * changelog partition gets a few KB per commit, so that first entry often comes with the commit's transaction
+     * marker, and the first write into a fresh 10 MB mapping took 2.4 ms per index on the bench machine (0.12 ms at
+     * 256 KB): a new topology's first commits spent 100-320 ms on their markers to its 16 changelog partitions while
+     * the next transaction's first sends were refused (docs/benchmarks.md, "The flood's refused sends").
+     */
+    public static final String DEFAULT_CHANGELOG_SEGMENT_INDEX_BYTES = "262144";
+    /**
+     * Bytes of a changelog segment (Kafka: 1 GB): as much as its 256 KB indexes cover at one entry per 4 KB of log, and
+     * a segment the log cleaner compacts sooner (it never compacts the active one), so a restore reads less.
+     */
+    public static final String DEFAULT_CHANGELOG_SEGMENT_BYTES = "67108864";
     /** Input whose records are older than this (by their timestamps) counts as behind. */
     public static final String DEFAULT_COMMIT_BEHIND_AFTER_MS = "1000";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
@@ -179,7 +194,7 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
 
     /**
      * Kafka Streams properties: our defaults (exactly-once, a standby replica of each store, quick
-     * failover), then every Kafka property the user gave.
+     * failover, small changelog segments), then every Kafka property the user gave.
      */
     public Properties streamsProperties() {
         Properties props = new Properties();
@@ -193,6 +208,10 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
         props.put("processing.exception.handler.global.enabled", "true");
         props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, DEFAULT_MAX_TASK_IDLE_MS);
         props.putAll(kafka);
+        // the stores' changelogs, as Kafka Streams creates them (a topic that exists keeps its own)
+        props.putIfAbsent(StreamsConfig.topicPrefix(TopicConfig.SEGMENT_BYTES_CONFIG), DEFAULT_CHANGELOG_SEGMENT_BYTES);
+        props.putIfAbsent(StreamsConfig.topicPrefix(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
+                DEFAULT_CHANGELOG_SEGMENT_INDEX_BYTES);
         if (StreamsConfig.EXACTLY_ONCE_V2.equals(props.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
             // at-least-once keeps Streams' 30 s: nothing waits for its commits to be read
             props.putIfAbsent(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitPacing.streamsCommitIntervalMs());

@@ -48,6 +48,22 @@ class TopologyConfigTest {
     }
 
     @Test
+    void theChangelogsGetSegmentsOf64MbWithIndexesOf256KbUnlessTheUserSetsThem() {
+        StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
+        StreamsConfig users = new StreamsConfig(streamsProperties(Map.of("topic.segment.index.bytes", "10485760")));
+
+        assertThat(byDefault.originalsWithPrefix(StreamsConfig.TOPIC_PREFIX))
+                .containsEntry("segment.bytes", "67108864")
+                .containsEntry("segment.index.bytes", "262144");
+        assertThat(users.originalsWithPrefix(StreamsConfig.TOPIC_PREFIX))
+                .containsEntry("segment.bytes", "67108864")
+                .containsEntry("segment.index.bytes", "10485760");
+        // a full segment's entries, one per 4 KB of log, fit its time index (12 bytes each)
+        assertThat(Long.parseLong(TopologyConfig.DEFAULT_CHANGELOG_SEGMENT_BYTES) / 4096 * 12)
+                .isLessThanOrEqualTo(Long.parseLong(TopologyConfig.DEFAULT_CHANGELOG_SEGMENT_INDEX_BYTES));
+    }
+
+    @Test
     void aTaskOfTheOneInputTopicNeverIdlesUnlessTheUserSetsTheIdleTime() {
         StreamsConfig byDefault = new StreamsConfig(streamsProperties(Map.of()));
         StreamsConfig users = new StreamsConfig(streamsProperties(Map.of("max.task.idle.ms", "0")));
