@@ -86,6 +86,20 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      */
     public static final String DEFAULT_MAX_TASK_IDLE_MS = "-1";
     /**
+     * Bytes of each index of a changelog segment, its offsets' and its timestamps' (Kafka: 10 MB). A broker creates a
+     * segment's indexes at their first entry, after 4 KB of log, each a file of this size mapped into memory. A store's
+     * changelog partition gets a few KB per commit, so that first entry often comes with the commit's transaction
+     * marker, and the first write into a fresh 10 MB mapping took 2.4 ms per index on the bench machine (0.12 ms at
+     * 256 KB): a new topology's first commits spent 100-320 ms on their markers to its 16 changelog partitions while
+     * the next transaction's first sends were refused (docs/benchmarks.md, "The flood's refused sends").
+     */
+    public static final String DEFAULT_CHANGELOG_SEGMENT_INDEX_BYTES = "262144";
+    /**
+     * Bytes of a changelog segment (Kafka: 1 GB): as much as its 256 KB indexes cover at one entry per 4 KB of log, and
+     * a segment the log cleaner can compact sooner (it never compacts the active one), so a restore can read less.
+     */
+    public static final String DEFAULT_CHANGELOG_SEGMENT_BYTES = "67108864";
+    /**
      * How often the stream thread commits under exactly-once while its input is fresh (Kafka Streams: 100 ms).
      * An upsert is visible to {@code read_committed} readers only after the commit that follows it, so the
      * wait for the next commit is most of the emit latency; each commit also writes every open item's chunk,
@@ -98,20 +112,6 @@ public record TopologyConfig(Topics topics, List<Integer> gradient, double minGr
      * (docs/runtime.md, "A commit interval that follows the input").
      */
     public static final String DEFAULT_COMMIT_BEHIND_INTERVAL_MS = "500";
-    /**
-     * Bytes of each index of a changelog segment, its offsets' and its timestamps' (Kafka: 10 MB). A broker creates a
-     * segment's indexes at their first entry, after 4 KB of log, each a file of this size mapped into memory. A store's
-     * changelog partition gets a few KB per commit, so that first entry often comes with the commit's transaction
-     * marker, and the first write into a fresh 10 MB mapping took 2.4 ms per index on the bench machine (0.12 ms at
-     * 256 KB): a new topology's first commits spent 100-320 ms on their markers to its 16 changelog partitions while
-     * the next transaction's first sends were refused (docs/benchmarks.md, "The flood's refused sends").
-     */
-    public static final String DEFAULT_CHANGELOG_SEGMENT_INDEX_BYTES = "262144";
-    /**
-     * Bytes of a changelog segment (Kafka: 1 GB): as much as its 256 KB indexes cover at one entry per 4 KB of log, and
-     * a segment the log cleaner compacts sooner (it never compacts the active one), so a restore reads less.
-     */
-    public static final String DEFAULT_CHANGELOG_SEGMENT_BYTES = "67108864";
     /** Input whose records are older than this (by their timestamps) counts as behind. */
     public static final String DEFAULT_COMMIT_BEHIND_AFTER_MS = "1000";
     public static final String DEFAULT_APPLICATION_ID = "turnstream-topology";
