@@ -17,6 +17,7 @@ import io.turnstream.model.UpsertEnvelope;
 import io.turnstream.testsupport.Requires;
 import io.turnstream.testsupport.SystemTool;
 import io.turnstream.testsupport.UsesBroker;
+import io.turnstream.topology.UpsertTopology;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -35,7 +36,6 @@ import java.util.concurrent.TimeUnit;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.config.ConfigResource;
@@ -52,6 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TopologyOnBrokerTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final String APPLICATION_ID = "topology-on-broker";
 
     @TempDir
     static Path dir;
@@ -66,7 +67,7 @@ class TopologyOnBrokerTest {
         cluster = TestCluster.start(dir.resolve("broker"), 3, Map.of());
         gateway = cluster.gateway();
         upserts = cluster.upserts();
-        topology = TopologyInstance.start(TopologyInstance.settings(cluster.bootstrapServers(), "topology-on-broker",
+        topology = TopologyInstance.start(TopologyInstance.settings(cluster.bootstrapServers(), APPLICATION_ID,
                 dir.resolve("state"), Map.of()));
     }
 
@@ -112,16 +113,20 @@ class TopologyOnBrokerTest {
 
     @Test
     void theStoresChangelogsAreCreatedWithSegmentsOf64MbAndIndexesOf256Kb() throws Exception {
-        List<ConfigResource> changelogs = List.of("turns", "items", "item-chunks", "deadlines").stream()
-                .map(store -> new ConfigResource(ConfigResource.Type.TOPIC, "topology-on-broker-" + store + "-changelog"))
+        List<ConfigResource> changelogs = List.of(UpsertTopology.TURNS_STORE, UpsertTopology.ITEMS_STORE,
+                        UpsertTopology.CHUNKS_STORE, UpsertTopology.DEADLINES_STORE).stream()
+                .map(store -> APPLICATION_ID + "-" + store + "-changelog")
+                .map(topic -> new ConfigResource(ConfigResource.Type.TOPIC, topic))
                 .toList();
 
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()))) {
+        try (Admin admin = Admin.create(cluster.broker().adminProperties())) {
             Map<ConfigResource, Config> configs = admin.describeConfigs(changelogs).all().get(30, TimeUnit.SECONDS);
 
             assertThat(configs).hasSize(4).allSatisfy((topic, config) -> {
-                assertThat(config.get(TopicConfig.SEGMENT_BYTES_CONFIG).value()).as(topic.name()).isEqualTo("67108864");
-                assertThat(config.get(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG).value()).as(topic.name()).isEqualTo("262144");
+                assertThat(config.get(TopicConfig.SEGMENT_BYTES_CONFIG).value()).as(topic.name())
+                        .isEqualTo("67108864");
+                assertThat(config.get(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG).value()).as(topic.name())
+                        .isEqualTo("262144");
             });
         }
     }
@@ -157,7 +162,7 @@ class TopologyOnBrokerTest {
         JsonNode body = Json.MAPPER.readTree(health.body());
         assertThat(body.get("status").asText()).isEqualTo("UP");
         assertThat(body.get("state").asText()).isEqualTo("RUNNING");
-        assertThat(body.get("applicationId").asText()).isEqualTo("topology-on-broker");
+        assertThat(body.get("applicationId").asText()).isEqualTo(APPLICATION_ID);
 
         MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
         assertThat(jmx.queryNames(new ObjectName("kafka.streams:type=stream-thread-metrics,*"), null)).isNotEmpty();
